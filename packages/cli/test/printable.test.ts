@@ -99,7 +99,8 @@ describe("where the CLI prints what a server chose", () => {
     expect(served.lines).toEqual([
       "agents of agents.js: application app, environment env: agent0, agent1, agent2, agent3, agent4, agent5, agent6, agent7 and 42 more",
     ]);
-    const eight = describeServedAgents("agents.js", { applications: { app: { env: types.slice(0, 8) } } } as unknown as Catalogue, false);
-    expect(eight.lines[0]).toMatch(/: agent0, .*, agent7$/);
+    // Nine are all named: "and 1 more" would take the ninth name's room.
+    const nine = describeServedAgents("agents.js", { applications: { app: { env: types.slice(0, 9) } } } as unknown as Catalogue, false);
+    expect(nine.lines[0]).toMatch(/: agent0, .*, agent7, agent8$/);
   });
 });

@@ -40,11 +40,11 @@ export type { Agent, AgentInvokeOptions, AgentOptions, AttachOptions, InvokeOpti
 export interface ClientOptions {
   /** Server base URL (`http://`, `https://`, `ws://` or `wss://`); the session path is appended when absent. */
   readonly url: string;
-  /** A fixed bearer token (give exactly one of `token` and `getToken`; `invalid-argument` otherwise)… */
+  /** A fixed bearer token, visible ASCII (give exactly one of `token` and `getToken`; `invalid-argument` otherwise)… */
   readonly token?: string;
   /**
    * …or a function asked before every connection and catalogue request, so tokens can rotate during
-   * reconnects. One that throws or rejects, or gives anything but a non-empty string, fails the
+   * reconnects. One that throws or rejects, or gives anything but a token as `token` must be, fails the
    * call, `agent` or `connect` with `invalid-argument` ("getToken failed"), what it threw (or why
    * what it gave was refused) as the `cause`.
    */
@@ -137,8 +137,10 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
   if ((token === undefined) === (getToken === undefined)) {
     throw new ClientError("invalid-argument", "give exactly one of token or getToken");
   }
-  if (token !== undefined && (typeof token !== "string" || token.length === 0))
-    throw new ClientError("invalid-argument", "token must be a non-empty string");
+  if (token !== undefined) {
+    const wrong = tokenProblem(token);
+    if (wrong !== undefined) throw new ClientError("invalid-argument", `token must be ${wrong}`);
+  }
   if (getToken !== undefined && typeof getToken !== "function") throw new ClientError("invalid-argument", "getToken must be a function");
   if (options.transport !== undefined && typeof options.transport?.connect !== "function") {
     throw new ClientError("invalid-argument", "transport must have a connect() method");
@@ -358,8 +360,24 @@ function isMessageOfType<T extends "invocationStart" | "resumeAttach">(
 function checkedTokens(getToken: () => string | Promise<string>): () => Promise<string> {
   return async () => {
     const token: unknown = await getToken();
-    if (typeof token === "string" && token.length > 0) return token;
-    const given = typeof token === "string" ? "an empty string" : token === null ? "null" : typeof token;
-    throw new ClientError("invalid-argument", `getToken must give a non-empty string, not ${given}`);
+    const wrong = tokenProblem(token);
+    if (wrong === undefined) return token as string;
+    throw new ClientError("invalid-argument", `getToken must give ${wrong}`);
   };
+}
+
+/** A bearer token as the server reads one (`Bearer` and visible ASCII: the wire's browser entry's rule too). */
+const BEARER_TOKEN = /^[\x21-\x7e]+$/;
+
+/** What is wrong with `token` as a bearer token, said to follow "must be": undefined when nothing is. */
+function tokenProblem(token: unknown): string | undefined {
+  if (typeof token !== "string" || token.length === 0) {
+    const given = typeof token === "string" ? "an empty string" : token === null ? "null" : typeof token;
+    return `a non-empty string, not ${given}`;
+  }
+  if (BEARER_TOKEN.test(token)) return undefined;
+  // Most often a token read from a file with its line's end, or pasted with a space.
+  return /^\s|\s$/.test(token)
+    ? "visible ASCII with no space or line end around it: trim it (a token read from a file keeps its newline)"
+    : "visible ASCII only (no spaces, line ends or other characters outside ! to ~)";
 }

@@ -361,6 +361,16 @@ describe("a getToken that fails", () => {
     ["gives a number", (() => 42) as never, "getToken must give a non-empty string, not number"],
     ["gives an empty string", () => "", "getToken must give a non-empty string, not an empty string"],
     ["resolves to null", (() => Promise.resolve(null)) as never, "getToken must give a non-empty string, not null"],
+    [
+      "gives a line read from a file",
+      () => "gai1_token\n",
+      "getToken must give visible ASCII with no space or line end around it: trim it (a token read from a file keeps its newline)",
+    ],
+    [
+      "gives a token with a space inside",
+      () => "two words",
+      "getToken must give visible ASCII only (no spaces, line ends or other characters outside ! to ~)",
+    ],
   ];
   it.each(failures)(
     "%s: invoke, agent and connect fail alike, with invalid-argument and the original as cause",

@@ -42,6 +42,20 @@ const validState: ResumeState = {
   idempotencyKey: "k",
 };
 
+describe("a token that is no bearer token", () => {
+  it("createClient refuses a line read from a file, and a token with a space or a character past ~, saying why", () => {
+    const refusal = (message: string) => expect.objectContaining({ kind: "invalid-argument", message });
+    expect(() => createClient({ url: "ws://h", token: "gai1_token\n" })).toThrow(
+      refusal("token must be visible ASCII with no space or line end around it: trim it (a token read from a file keeps its newline)"),
+    );
+    for (const token of ["two words", "caf\u00e9", "tab\tinside"])
+      expect(() => createClient({ url: "ws://h", token }), token).toThrow(
+        refusal("token must be visible ASCII only (no spaces, line ends or other characters outside ! to ~)"),
+      );
+    expect(() => createClient({ url: "ws://h", token: "!~" })).not.toThrow();
+  });
+});
+
 describe("agent's names", () => {
   it("refuses an empty application, environment or agentType before any request", async () => {
     const { client } = memoryClient();

@@ -218,10 +218,12 @@ class NodeSessionServer implements SessionServer {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new TypeError("drain timeout must be a non-negative integer (ms)");
     const deadline = (this.#options.now ?? Date.now)() + timeoutMs;
     this.#draining = true;
-    this.#leases?.stopClaims();
+    const claimRound = this.#leases?.stopClaims();
     this.#observer.drainStarted();
     // Clients lose only their transport: they resume, through the balancer, on another node.
     this.#endpoint.detachAll(1001, "server draining");
+    // What a claim round under way takes is this node's to run or hand over, as its own are.
+    await claimRound;
     const outcome = await this.#runtime.node.finishOwned(deadline);
     this.#leases?.stop();
     if (isClusterStore(this.#options.store)) await this.#options.store.leave();

@@ -9,7 +9,15 @@ import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { InvocationAccepted, InvocationStart, ResumeAttach, SchemaValueJson, ServerMessage } from "@golem-stream/wire";
 import { defineAgentType, t } from "@golem-stream/contract";
-import { implement, MemorySessionStore, StaticAgentHost, type DrainOutcome, type ServerLimits, type SessionStore } from "../src/index.js";
+import {
+  implement,
+  MemorySessionStore,
+  StaticAgentHost,
+  type DrainOutcome,
+  type Logger,
+  type ServerLimits,
+  type SessionStore,
+} from "../src/index.js";
 import { NOOP_OBSERVER, type ServerObserver } from "../src/observability/server-observer.js";
 import { REPLAY_DIVERGED } from "../src/invocation/replay-divergence.js";
 import { agentStart, v, resumeAttach } from "./helpers.js";
@@ -156,6 +164,7 @@ interface ServerOptions {
   readonly keyring?: ReturnType<typeof memoryHarness>["keyring"];
   readonly limits?: Partial<ServerLimits>;
   readonly observer?: ServerObserver;
+  readonly logger?: Logger;
 }
 
 function server(options: ServerOptions = {}): Server {
@@ -166,6 +175,7 @@ function server(options: ServerOptions = {}): Server {
     limits: options.limits ?? {},
     observer: options.observer ?? NOOP_OBSERVER,
     ...(options.timers === undefined ? {} : { timers: options.timers }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   return {
     store: harness.store,
@@ -398,6 +408,34 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(started).toEqual([2, 3, 4, 5]);
     expect(u32s(resultItems(after))).toEqual([1, 2]);
     expect(after.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("a hand-over the store does not record within its bound is given up: the drain ends, saying so, and the re-run counts as after a loss", async () => {
+    gates((attempt, i) => attempt === 1 && i === 1);
+    let asked!: () => void;
+    const markAsked = new Promise<void>((resolve) => (asked = resolve));
+    const store = new (class extends MemorySessionStore {
+      override recordHandOver(): Promise<void> {
+        asked();
+        return new Promise<void>(() => undefined);
+      }
+    })();
+    const timers = new ManualTimers();
+    const warnings: unknown[] = [];
+    const logger = {
+      info: () => undefined,
+      warn: (_message: string, fields?: Record<string, unknown>) => warnings.push(fields?.["event"]),
+      error: () => undefined,
+    };
+    const first = server({ store, timers, logger });
+    const client = first.open();
+    client.send(start("count", v.record(v.u32(3))));
+    await client.transport.expect("the first item", (sent) => resultItems(sent).length === 1);
+    const drained = first.drain();
+    await markAsked;
+    timers.advance(2_000);
+    expect(await drained).toEqual({ failed: 0, handedOver: 1 });
+    expect(warnings).toEqual(["invocation.hand-over-unrecorded"]);
   });
 
   it("with limits.maxReplays 0 a drain fails what still runs instead of handing it over: nothing would run it again", async () => {

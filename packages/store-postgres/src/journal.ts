@@ -56,13 +56,13 @@ export function recordRun(store: StoreContext, sessionId: string, epoch?: bigint
 /**
  * Marks a running session's run as stopped by a drain: its next re-run counts as one that found
  * progress. On a database whose role could not add the progress columns there is nothing to
- * mark: the re-run counts as any other.
+ * mark (the re-run counts as any other); what the mark would refuse is refused all the same.
  */
 export function recordHandOver(store: StoreContext, sessionId: string, epoch?: bigint): Promise<void> {
   const sql = store.sql;
-  if (!store.features.runProgress) return Promise.resolve();
+  const statement = store.features.runProgress ? sql.recordHandOver : sql.runningAtEpoch;
   return store.write(async (tx) => {
-    const marked = await tx.query(sql.recordHandOver, [sessionId, epoch ?? null]);
+    const marked = await tx.query(statement, [sessionId, epoch ?? null]);
     if (marked.rowCount === 1) return;
     await checkEpoch(tx, sql.sessionEpoch, sessionId, epoch);
     throw new Error("the session is not running");

@@ -160,6 +160,9 @@ export function statements(s: string) {
       RETURNING runs, stalled`,
     // A progress below any a re-run measures (`SessionStore.recordHandOver`): the next re-run finds
     // progress. The run count stays; a session not re-run yet gets its row with the first run's count.
+    // Without the progress columns a hand-over marks nothing, but is refused as the mark would be.
+    runningAtEpoch: `SELECT 1 FROM ${s}.sessions
+      WHERE session_id = $1 AND state = 'running' AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE`,
     recordHandOver: `INSERT INTO ${s}.session_runs AS r (session_id, runs, progress, stalled)
       SELECT session_id, 1, -1, 0 FROM ${s}.sessions
         WHERE session_id = $1 AND state = 'running' AND ($2::bigint IS NULL OR owner_epoch = $2) FOR SHARE

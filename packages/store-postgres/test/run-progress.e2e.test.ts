@@ -5,6 +5,7 @@
  * a node opens it, a node of the version before still writes its counts, and
  * a role that cannot add them counts every re-run as one without progress.
  */
+import { randomUUID } from "node:crypto";
 import { afterAll, expect, it } from "vitest";
 import { session, startAttempt } from "@golem-stream/server/testing";
 import { asRoleNotOwning, cleanUp, connect, freshSchema, withAdmin } from "./support/stores.js";
@@ -48,9 +49,11 @@ it("a node whose role cannot add the progress columns opens the store and counts
     await node.createSession(s, [], startAttempt(s));
     expect(await node.recordRun(s.sessionId, undefined, 4n)).toEqual({ run: 2, withoutProgress: 1 });
     expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 3, withoutProgress: 2 });
-    // Nowhere to mark a drain's hand-over: it resolves, and the next re-run counts as any other.
+    // Nowhere to mark a drain's hand-over: it resolves, and the next re-run counts as any other;
+    // one the mark would refuse (no such session running) is refused all the same.
     await node.recordHandOver(s.sessionId);
     expect(await node.recordRun(s.sessionId, undefined, 9n)).toEqual({ run: 4, withoutProgress: 3 });
+    await expect(node.recordHandOver(randomUUID())).rejects.toThrow("the session is not running");
     await node.close();
   });
 });

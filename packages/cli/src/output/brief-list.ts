@@ -8,8 +8,8 @@
 /** The names most summaries show before counting the rest. */
 export const BRIEF_LIST_MAX = 8;
 
-/** `a, b, c`; or `a, b, …, h and 42 more` when there are more than `max`. */
+/** `a, b, c`; or `a, b, …, h and 42 more` when there are more than `max` + 1 (never "and 1 more": the name takes no more room). */
 export function briefList(names: readonly string[], max = BRIEF_LIST_MAX): string {
-  if (names.length <= max) return names.join(", ");
+  if (names.length <= max + 1) return names.join(", ");
   return `${names.slice(0, max).join(", ")} and ${names.length - max} more`;
 }

@@ -32,8 +32,8 @@ export class LeaseKeeper {
   readonly #claimOrphans: () => Promise<number>;
   readonly #heartbeat: NodeJS.Timeout;
   readonly #orphanClaims: NodeJS.Timeout;
-  /** A claim round is under way (`#claim`). */
-  #claiming = false;
+  /** The claim round under way (`#claim`), if any. */
+  #round: Promise<void> | undefined;
 
   /** `claimOrphans` claims the lapsed nodes' sessions and resolves to how many. */
   constructor(
@@ -79,7 +79,7 @@ export class LeaseKeeper {
           );
     this.#heartbeat = setInterval(() => void beat(), Math.floor(leaseTtlMs / 3));
     this.#heartbeat.unref();
-    this.#orphanClaims = setInterval(() => void this.#claim(), Math.floor(leaseTtlMs / 2));
+    this.#orphanClaims = setInterval(() => this.#claim(), Math.floor(leaseTtlMs / 2));
     this.#orphanClaims.unref();
   }
 
@@ -90,10 +90,13 @@ export class LeaseKeeper {
 
   /**
    * No more claims; the heartbeats go on (a draining node: what it claimed now it would hand on
-   * again within its deadline, each time a re-run more for the invocation).
+   * again within its deadline, each time a re-run more for the invocation). Resolves once the
+   * round under way, if any, has handled what it claimed (never rejects): those sessions are this
+   * node's to run or hand over, and a drain that went on without them would leave them neither.
    */
-  stopClaims(): void {
+  stopClaims(): Promise<void> {
     clearInterval(this.#orphanClaims);
+    return this.#round ?? Promise.resolve();
   }
 
   /** No more heartbeats or claims (the lease then lapses unless the node leaves first). */
@@ -102,19 +105,20 @@ export class LeaseKeeper {
     clearInterval(this.#orphanClaims);
   }
 
-  async #claim(): Promise<void> {
+  #claim(): void {
     // Not before this node has seen the store available for a full lease (store-availability.ts),
     // nor while the round before goes on (a slow store): that round still handles sessions it
     // claimed, and a second one would take them again (node-lifecycle.ts).
-    if (this.#claiming || !this.#availability.mayClaim(performance.now())) return;
-    this.#claiming = true;
+    if (this.#round !== undefined || !this.#availability.mayClaim(performance.now())) return;
+    this.#round = this.#claimRound().finally(() => (this.#round = undefined));
+  }
+
+  async #claimRound(): Promise<void> {
     try {
       const claimed = await this.#claimOrphans();
       if (claimed > 0) this.#observer.orphansClaimed(claimed);
     } catch (error) {
       this.#logger.error("orphan claim failed", { event: "cluster.orphan-claim-failed", error: String(error) });
-    } finally {
-      this.#claiming = false;
     }
   }
 }

@@ -19,6 +19,8 @@ import { sessionFields } from "../observability/log-observer.js";
 /** After a store failure while recovering at start: the first wait before trying again, doubling up to the last. */
 const RECOVERY_RETRY_MS = 1_000;
 const MAX_RECOVERY_RETRY_MS = 30_000;
+/** How long a drain waits for the store to record a hand-over (`#recordHandOver`). */
+const HAND_OVER_MARK_MS = 2_000;
 
 export class NodeLifecycle {
   readonly cache: SessionCache;
@@ -228,19 +230,28 @@ export class NodeLifecycle {
   /**
    * Tells the store that `live` was handed over, before the node leaves (its next owner may be
    * this node started again): its next re-run is not counted against `limits.maxReplays`. Not
-   * recorded (a store without it, or failing now), the re-run counts as after any loss.
+   * recorded (a store without it, failing now, or not answering within `HAND_OVER_MARK_MS`: the
+   * drain's deadline has passed, and a store in an outage would hold the node past its grace
+   * period), the re-run counts as after any loss.
    */
   async #recordHandOver(live: LiveSession): Promise<void> {
     const store = this.#deps.store;
     if (store.recordHandOver === undefined) return;
+    const timers = this.#deps.timers;
+    let timer: TimerHandle | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = timers.setTimeout(() => reject(new Error(`the store did not answer within ${HAND_OVER_MARK_MS} ms`)), HAND_OVER_MARK_MS);
+    });
     try {
-      await store.recordHandOver(live.record.sessionId, live.ownerEpoch);
+      await Promise.race([store.recordHandOver(live.record.sessionId, live.ownerEpoch), late]);
     } catch (error) {
       this.#deps.logger.warn("could not record a drain's hand-over: the next re-run counts as after a loss", {
         event: "invocation.hand-over-unrecorded",
         ...sessionFields(identityOf(live.record)),
         error: String(error),
       });
+    } finally {
+      if (timer !== undefined) timers.clearTimeout(timer);
     }
   }
 

@@ -286,8 +286,9 @@ export interface SessionStore {
   /**
    * Optional, with `recordRun`. Records that the session's run was stopped
    * by a drain, its work left to the next owner, and resolves once durable:
-   * the next re-run counts as one that found progress (`withoutProgress` 0),
-   * whatever it measures, and the count goes on from there. A drain is the
+   * the next re-run that records its progress (as the server's always do)
+   * counts as one that found some (`withoutProgress` 0), even when it
+   * measures none, and the count goes on from there. A drain is the
    * operator's decision, not a failure of the method, so a rolling restart
    * does not use up `limits.maxReplays` of an invocation that commits
    * nothing between restarts (one waiting on a slow input, or a long step).

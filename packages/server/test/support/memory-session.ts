@@ -12,7 +12,7 @@ import { SYSTEM_TIMERS, type Timers } from "../../src/timers.js";
 import { SessionRuntime } from "../../src/admission/session-runtime.js";
 import { StoredBytesTable } from "../../src/admission/stored-bytes.js";
 import { TokenService } from "../../src/admission/token-service.js";
-import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type ServerLimits } from "../../src/index.js";
+import { MemorySessionStore, resolveLimits, silentLogger, type AgentHost, type Logger, type ServerLimits } from "../../src/index.js";
 import type { SessionStore } from "../../src/store/index.js";
 import { createDemoHost } from "../../src/demo/index.js";
 import { NodeBudget } from "../../src/invocation/node-budget.js";
@@ -173,6 +173,8 @@ export interface MemoryHarnessOptions {
   readonly observer?: ServerObserver;
   /** The node's byte budget (a fresh one of the default size unless given): a test reads what is held. */
   readonly nodeBudget?: NodeBudget;
+  /** Hears the runtime's log lines; silent unless given. */
+  readonly logger?: Logger;
 }
 
 export function memoryHarness(options: MemoryHarnessOptions = {}) {
@@ -185,7 +187,7 @@ export function memoryHarness(options: MemoryHarnessOptions = {}) {
       host: options.host ?? createDemoHost(),
       tokens: new TokenService(keyring, { issuer: "test", audience: "test" }),
       limits: resolveLimits(options.limits ?? {}),
-      logger: silentLogger,
+      logger: options.logger ?? silentLogger,
       observer: options.observer ?? NOOP_OBSERVER,
       now: Date.now,
       timers: options.timers ?? SYSTEM_TIMERS,
