@@ -237,10 +237,16 @@ class NodeSessionServer implements SessionServer {
 
   async readiness(): Promise<Readiness> {
     const reachable = await this.#storeProbe.reachable();
-    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
+    const soleProcess = this.#leases?.soleProcess();
+    const checks = {
+      store: reachable,
+      started: this.#started,
+      accepting: !this.#draining && !this.#closing,
+      ...(soleProcess === undefined ? {} : { nodeId: soleProcess }),
+    };
     const catalogue = this.#leases?.catalogueDetails();
     return {
-      ready: checks.store && checks.started && checks.accepting,
+      ready: checks.store && checks.started && checks.accepting && soleProcess !== false,
       checks,
       ...(catalogue === undefined ? {} : { details: { catalogue } }),
     };
