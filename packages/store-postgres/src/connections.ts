@@ -39,6 +39,13 @@ export class Connections {
     this.pool = new pg.Pool({ ...options.config });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
     this.pool.on("error", (error) => options.onError(error));
+    // Every pooled connection is heard all its life, not only while idle (the pool's listener) or
+    // checked out (`checkOut`'s): the pool hands a connection to a waiting `checkOut` by resolving
+    // its promise, and until that caller's listener is on, a microtask later, the connection has
+    // none. A termination read in the same chunk as the last statement's answer (PostgreSQL
+    // stopping: `57P01`) was emitted then, unheard, and ended the process. Reported by the
+    // other listeners, or by the statement that fails next; this one only keeps it heard.
+    this.pool.on("connect", (client) => client.on("error", heardElsewhere));
   }
 
   /** A new connection of its own (the change feed's listener, the writer). */
@@ -110,3 +117,6 @@ export class Connections {
     }
   }
 }
+
+/** A pooled connection's error while no other listener is on: its next statement fails and says it. */
+function heardElsewhere(): void {}
