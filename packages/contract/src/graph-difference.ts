@@ -41,7 +41,12 @@ export function firstGraphDifference(mine: GraphShape, theirs: GraphShape, base:
 class Walk {
   readonly #mine: ReadonlyMap<string, SchemaType>;
   readonly #theirs: ReadonlyMap<string, SchemaType>;
-  /** Pairs of definitions already being compared: a recursive type compares each pair once. */
+  /**
+   * Pairs of definitions already being compared: a recursive type compares each pair once. Only
+   * pairs of two references: a reference against a type spelled out is compared every time it is
+   * met (the spelled-out side is finite, so that walk ends; and another spelled-out type may meet
+   * the same reference, and differ from it).
+   */
   readonly #seen = new Set<string>();
 
   constructor(mine: GraphShape, theirs: GraphShape) {
@@ -51,9 +56,11 @@ class Walk {
 
   compare(a: SchemaType, b: SchemaType, path: string): GraphDifference | undefined {
     if (a.kind === "ref" || b.kind === "ref") {
-      const key = `${a.kind === "ref" ? a.value.id : "-"}\u0000${b.kind === "ref" ? b.value.id : "-"}`;
-      if (this.#seen.has(key)) return undefined;
-      this.#seen.add(key);
+      if (a.kind === "ref" && b.kind === "ref") {
+        const key = `${a.value.id}\u0000${b.value.id}`;
+        if (this.#seen.has(key)) return undefined;
+        this.#seen.add(key);
+      }
       const left = a.kind === "ref" ? this.#mine.get(a.value.id) : a;
       const right = b.kind === "ref" ? this.#theirs.get(b.value.id) : b;
       if (left === undefined || right === undefined) return this.#differ(a, b, path);

@@ -63,6 +63,20 @@ describe("firstGraphDifference", () => {
     expect(firstGraphDifference(mine, mine, "result")).toBeUndefined();
   });
 
+  it("compares a reference met again against another type: only a pair of references is compared once", () => {
+    const theirs = graph(t.record({ x: t.ref("p"), y: t.ref("p") }), { p: t.u8() });
+    expect(firstGraphDifference(graph(t.record({ x: t.u8(), y: t.u16() })), theirs, "$")).toEqual({
+      path: "$.y",
+      mine: "u16",
+      theirs: "u8",
+    });
+    expect(firstGraphDifference(theirs, graph(t.record({ x: t.u8(), y: t.u16() })), "$")).toEqual({
+      path: "$.y",
+      mine: "u8",
+      theirs: "u16",
+    });
+  });
+
   it("spells deep types briefly and cuts long ones", () => {
     expect(brief(t.list(t.list(t.list(t.u8()))), 2)).toBe("list<list<list<…>>>");
     const wide = t.record(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, t.string()])));
