@@ -8,6 +8,7 @@ import { afterEach, expect, it } from "vitest";
 import { MemoryCluster } from "../src/store/index.js";
 import type { ClusterSessionStore } from "../src/store/cluster-store.js";
 import { clusterHarness, intercepting } from "../src/testing/cluster-harness.js";
+import { Conditions } from "../src/testing/conditions.js";
 import { demoStart, v } from "../src/testing/demo-messages.js";
 
 const harness = clusterHarness(afterEach, async (count) => {
@@ -18,15 +19,16 @@ const harness = clusterHarness(afterEach, async (count) => {
 /** Counts calls; `after(n)` resolves once n more have been made. */
 class Calls {
   count = 0;
-  readonly #waiters: { at: number; resolve: () => void }[] = [];
+  readonly #conditions = new Conditions();
 
   made(): void {
     this.count++;
-    for (const waiter of this.#waiters.filter((w) => w.at <= this.count)) waiter.resolve();
+    this.#conditions.check();
   }
 
   after(calls: number): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push({ at: this.count + calls, resolve }));
+    const at = this.count + calls;
+    return this.#conditions.until(() => this.count >= at);
   }
 }
 

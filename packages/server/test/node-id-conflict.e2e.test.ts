@@ -11,6 +11,7 @@ import { afterEach, expect, it } from "vitest";
 import { createSessionServer, type Logger, type SessionServer } from "../src/index.js";
 import { MemoryCluster, type HeartbeatReport } from "../src/store/index.js";
 import { intercepting } from "../src/testing/cluster-harness.js";
+import { Conditions } from "../src/testing/conditions.js";
 import { createDemoHost } from "../src/demo/index.js";
 
 const servers: SessionServer[] = [];
@@ -77,12 +78,15 @@ it("two processes with one node id both say so at their heartbeats", async () =>
 it("the one left once the other stops is ready again a lease after the last renewal it found", async () => {
   const cluster = new MemoryCluster();
   let beats = 0;
-  const waiters: { at: number; resolve: () => void }[] = [];
+  const beaten = new Conditions();
   const first = node(cluster, "node-a", () => {
     beats++;
-    for (const waiter of waiters.filter((w) => w.at <= beats)) waiter.resolve();
+    beaten.check();
   });
-  const heartbeats = (count: number): Promise<void> => new Promise((resolve) => waiters.push({ at: beats + count, resolve }));
+  const heartbeats = (count: number): Promise<void> => {
+    const at = beats + count;
+    return beaten.until(() => beats >= at);
+  };
   const second = node(cluster, "node-a");
   await first.server.listen();
   await second.server.listen();
