@@ -3,8 +3,9 @@
  * for the writer and the change feed's listener, a pooled connection checked
  * out for statements of its own, and reads that wait out an outage.
  *
- * Every connection is listened to for `error` while it is in use (an unheard
- * one ends the process); such errors have no caller and go to `onError`.
+ * Every connection is listened to for `error` all its life (an unheard one
+ * ends the process); such errors have no caller and go to `onError`, or fail
+ * the statement made next on the connection.
  */
 import pg from "pg";
 import { OutageGrace, type OutageClock } from "@golem-stream/server/store";
