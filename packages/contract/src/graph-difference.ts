@@ -42,12 +42,13 @@ class Walk {
   readonly #mine: ReadonlyMap<string, SchemaType>;
   readonly #theirs: ReadonlyMap<string, SchemaType>;
   /**
-   * Pairs of definitions already being compared: a recursive type compares each pair once. Only
-   * pairs of two references: a reference against a type spelled out is compared every time it is
-   * met (the spelled-out side is finite, so that walk ends; and another spelled-out type may meet
-   * the same reference, and differ from it).
+   * Pairs of type objects already compared, or being compared: each pair is compared once. So the
+   * walk of a recursive type ends wherever its references fall on either side (one side may name
+   * a type the other spells out, at another depth), and a graph that shares type objects costs
+   * the pairs it has, not the paths to them (twenty levels of `tuple<x, x>` are a million paths).
+   * A pair met again found no difference the first time, or the walk would have stopped there.
    */
-  readonly #seen = new Set<string>();
+  readonly #compared = new Map<SchemaType, Set<SchemaType>>();
 
   constructor(mine: GraphShape, theirs: GraphShape) {
     this.#mine = new Map(mine.defs.map((def) => [def.id, def.body]));
@@ -55,12 +56,11 @@ class Walk {
   }
 
   compare(a: SchemaType, b: SchemaType, path: string): GraphDifference | undefined {
+    let compared = this.#compared.get(a);
+    if (compared?.has(b) === true) return undefined;
+    if (compared === undefined) this.#compared.set(a, (compared = new Set()));
+    compared.add(b);
     if (a.kind === "ref" || b.kind === "ref") {
-      if (a.kind === "ref" && b.kind === "ref") {
-        const key = `${a.value.id}\u0000${b.value.id}`;
-        if (this.#seen.has(key)) return undefined;
-        this.#seen.add(key);
-      }
       const left = a.kind === "ref" ? this.#mine.get(a.value.id) : a;
       const right = b.kind === "ref" ? this.#theirs.get(b.value.id) : b;
       if (left === undefined || right === undefined) return this.#differ(a, b, path);
