@@ -165,10 +165,7 @@ export interface SessionServer {
   readonly ready: Promise<void>;
   /** The metrics registry, when `metrics` is on. */
   readonly metrics: Registry | undefined;
-  /**
-   * What `/readyz` answers: the store is reachable, recovery has run, the server is not draining
-   * or closing, and (cluster mode) no other process runs with its node id.
-   */
+  /** What `/readyz` answers: the store is reachable, recovery has run, and the server is not draining or closing. */
   readiness(): Promise<Readiness>;
   /**
    * The node's byte budget (`limits.maxQueuedBytesPerNode`): the bytes held now

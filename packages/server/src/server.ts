@@ -237,16 +237,10 @@ class NodeSessionServer implements SessionServer {
 
   async readiness(): Promise<Readiness> {
     const reachable = await this.#storeProbe.reachable();
-    const soleProcess = this.#leases?.soleProcess();
-    const checks = {
-      store: reachable,
-      started: this.#started,
-      accepting: !this.#draining && !this.#closing,
-      ...(soleProcess === undefined ? {} : { nodeId: soleProcess }),
-    };
+    const checks = { store: reachable, started: this.#started, accepting: !this.#draining && !this.#closing };
     const catalogue = this.#leases?.catalogueDetails();
     return {
-      ready: checks.store && checks.started && checks.accepting && soleProcess !== false,
+      ready: checks.store && checks.started && checks.accepting,
       checks,
       ...(catalogue === undefined ? {} : { details: { catalogue } }),
     };

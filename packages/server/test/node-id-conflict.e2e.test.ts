@@ -2,16 +2,14 @@
  * Two processes started with one node id (two `createSessionServer`s on one
  * `MemoryCluster` node id, as two processes on one database would be): each
  * heartbeat of either finds the other's renewal since its own last, and
- * both log `cluster.node-id-conflict` (error) and are not ready (`/readyz`'s
- * `nodeId` check) until a lease after the last such renewal. A node alone
- * never does, however many heartbeats it makes.
+ * both log `cluster.node-id-conflict` (error). A node alone never does,
+ * however many heartbeats it makes.
  */
 import { Keyring } from "@golem-stream/tokens";
 import { afterEach, expect, it } from "vitest";
 import { createSessionServer, type Logger, type SessionServer } from "../src/index.js";
 import { MemoryCluster, type HeartbeatReport } from "../src/store/index.js";
 import { intercepting } from "../src/testing/cluster-harness.js";
-import { Conditions } from "../src/testing/conditions.js";
 import { createDemoHost } from "../src/demo/index.js";
 
 const servers: SessionServer[] = [];
@@ -67,35 +65,6 @@ it("two processes with one node id both say so at their heartbeats", async () =>
   };
   await expect(first.conflict).resolves.toMatchObject(expected);
   await expect(second.conflict).resolves.toMatchObject(expected);
-  // Neither is ready for sessions: what either starts, the other cannot tell from its own.
-  for (const { server } of [first, second])
-    expect(await server.readiness()).toMatchObject({
-      ready: false,
-      checks: { store: true, started: true, accepting: true, nodeId: false },
-    });
-});
-
-it("the one left once the other stops is ready again a lease after the last renewal it found", async () => {
-  const cluster = new MemoryCluster();
-  let beats = 0;
-  const beaten = new Conditions();
-  const first = node(cluster, "node-a", () => {
-    beats++;
-    beaten.check();
-  });
-  const heartbeats = (count: number): Promise<void> => {
-    const at = beats + count;
-    return beaten.until(() => beats >= at);
-  };
-  const second = node(cluster, "node-a");
-  await first.server.listen();
-  await second.server.listen();
-  await first.conflict;
-  await second.server.close();
-  // A heartbeat every third of the lease: the first after the close may still find the second's
-  // last renewal; four more span a lease without one.
-  await heartbeats(5);
-  expect(await first.server.readiness()).toEqual({ ready: true, checks: { store: true, started: true, accepting: true, nodeId: true } });
 });
 
 it("a node alone never does, nor a node beside a node of another id", async () => {
@@ -112,5 +81,4 @@ it("a node alone never does, nor a node beside a node of another id", async () =
   await done;
   expect(alone.errors).toEqual([]);
   expect(other.errors).toEqual([]);
-  expect(await alone.server.readiness()).toMatchObject({ ready: true, checks: { nodeId: true } });
 });

@@ -34,9 +34,6 @@ export class LeaseKeeper {
   readonly #orphanClaims: NodeJS.Timeout;
   /** The claim round under way (`#claim`), if any. */
   #round: Promise<void> | undefined;
-  readonly #leaseTtlMs: number;
-  /** When a heartbeat last found another process renewing this node id's lease (`performance.now()`). */
-  #conflictSeenAt: number | undefined;
 
   /** `claimOrphans` claims the lapsed nodes' sessions and resolves to how many. */
   constructor(
@@ -47,7 +44,6 @@ export class LeaseKeeper {
     claimOrphans: () => Promise<number>,
   ) {
     const { leaseTtlMs } = options;
-    this.#leaseTtlMs = leaseTtlMs;
     this.#observer = observer;
     this.#logger = logger;
     this.#claimOrphans = claimOrphans;
@@ -72,10 +68,7 @@ export class LeaseKeeper {
             (report) => {
               availability.succeeded(performance.now());
               observer.leaseHeartbeat(true);
-              if (report?.otherProcess === true) {
-                this.#conflictSeenAt = performance.now();
-                reportOtherProcess(cluster.nodeId, logger);
-              }
+              if (report?.otherProcess === true) reportOtherProcess(cluster.nodeId, logger);
               return check?.refresh();
             },
             (error: unknown) => {
@@ -88,15 +81,6 @@ export class LeaseKeeper {
     this.#heartbeat.unref();
     this.#orphanClaims = setInterval(() => this.#claim(), Math.floor(leaseTtlMs / 2));
     this.#orphanClaims.unref();
-  }
-
-  /**
-   * For `/readyz`: no heartbeat within the last lease found another process renewing this node
-   * id's lease. While two run with one id, each finds the other's renewals at every heartbeat, and
-   * neither should be sent sessions: what either starts, the other cannot tell from its own.
-   */
-  soleProcess(): boolean {
-    return this.#conflictSeenAt === undefined || performance.now() - this.#conflictSeenAt >= this.#leaseTtlMs;
   }
 
   /** The catalogue check's details for `/readyz`, when there is a check. */

@@ -15,12 +15,8 @@ export const READY_PATH = "/readyz";
 
 export interface Readiness {
   readonly ready: boolean;
-  /**
-   * Each check and whether it passed: `store` (reachable), `started` (recovery done), `accepting`
-   * (not draining or closing); in cluster mode `nodeId` too (no other process renewed this node
-   * id's lease within the last lease: `cluster.node-id-conflict`).
-   */
-  readonly checks: Readonly<Record<"store" | "started" | "accepting", boolean>> & { readonly nodeId?: boolean };
+  /** Each check and whether it passed: `store` (reachable), `started` (recovery done), `accepting` (not draining or closing). */
+  readonly checks: Readonly<Record<"store" | "started" | "accepting", boolean>>;
   /** What a check found beyond pass or fail: in cluster mode, `catalogue` (this node's fingerprint, and live nodes serving another). */
   readonly details?: { readonly catalogue?: CatalogueDetails };
 }
