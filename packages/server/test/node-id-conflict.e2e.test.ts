@@ -82,3 +82,14 @@ it("a node alone never does, nor a node beside a node of another id", async () =
   expect(alone.errors).toEqual([]);
   expect(other.errors).toEqual([]);
 });
+
+it("once the other process has left, the one left finds no other renewal at its next heartbeat, as on PostgreSQL (its leave deletes the node's row)", async () => {
+  const cluster = new MemoryCluster();
+  const [first, second] = [cluster.node("node-a"), cluster.node("node-a")];
+  await first.heartbeat(60_000);
+  await second.heartbeat(60_000);
+  expect(await first.heartbeat(60_000)).toEqual({ otherProcess: true });
+  expect(await second.heartbeat(60_000)).toEqual({ otherProcess: true });
+  await second.leave();
+  expect(await first.heartbeat(60_000)).toEqual({ otherProcess: false });
+});

@@ -236,6 +236,9 @@ class MemoryClusterNode implements ClusterSessionStore {
   async leave(): Promise<void> {
     this.#cluster.leases.delete(this.nodeId);
     this.#cluster.catalogues.delete(this.nodeId);
+    // As PostgreSQL's leave deletes the node's row, the last renewer's incarnation with it: a
+    // process left with this id finds nobody else's renewal at its next heartbeat.
+    this.#cluster.heartbeaters.delete(this.nodeId);
   }
 
   async setCatalogue(fingerprint: string): Promise<void> {
