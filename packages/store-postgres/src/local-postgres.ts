@@ -188,6 +188,9 @@ export async function startLocalPostgres(options: LocalPostgresOptions = {}): Pr
   const urlOf = (name: string): string => `postgres://${USER}:${password}@${HOST}:${port}/${checkDatabaseName(name)}`;
   const createDatabase = async (name: string): Promise<string> => {
     const client = new pg.Client({ host: HOST, port, user: USER, password, database: "postgres" });
+    // Heard while it lives: the server stopping between its statements would otherwise end the
+    // process (an unheard `error`); the statement made next fails and says why.
+    client.on("error", () => undefined);
     await client.connect();
     try {
       await client.query(`CREATE DATABASE ${client.escapeIdentifier(checkDatabaseName(name))}`);
