@@ -4,6 +4,7 @@
  * then its `right` lines. What cannot be read is refused before anything is sent, and a bad line
  * is reported with the file it is in.
  */
+import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,6 +68,36 @@ describe("two stream parameters", () => {
     expect(result.stderr).toContain(
       `golem-stream: reading ${bad} failed, the input stream was cancelled: ${bad} line 1 is not valid UTF-8\n`,
     );
+  });
+
+  it("a FIFO is read as a pipe: one whose writer comes later is waited for, and one whose writer is silent does not hold the run at Ctrl-C", async () => {
+    const late = join(scratchDir(), "late.fifo");
+    execFileSync("mkfifo", [late]);
+    // The writer opens the FIFO only after the CLI has (an open for writing waits for a reader).
+    const writer = spawn("sh", ["-c", 'printf "b\\n" > "$0"', late]);
+    const written = new Promise((resolve) => writer.once("exit", resolve));
+    const fed = await merge(file("left.txt", "a\n"), late);
+    expect(fed.stderr).toBe("");
+    expect(fed.stdout.toString()).toBe("left a\nright b\n");
+    expect(await written).toBe(0);
+
+    const silent = join(scratchDir(), "silent.fifo");
+    execFileSync("mkfifo", [silent]);
+    // Holds the FIFO open and writes nothing: the CLI's read of it waits for ever.
+    const holder = spawn("sh", ["-c", 'exec 3>"$0"; exec sleep 600', silent]);
+    try {
+      const cli = start(["invoke", "shapes", "merge", "-a", "shapes", "-c", "{}", "--no-progress", file("left.txt", "a\n"), silent], {
+        env: server.env,
+      });
+      await waitFor(cli, () => cli.stdout().toString() === "left a\n", "the left file's line was printed");
+      cli.child.kill("SIGINT");
+      // A read blocked in libuv's thread pool had held the process at its exit until the writer wrote or closed.
+      const interrupted = await cli.done;
+      expect(interrupted.code).toBe(EXIT.interrupted);
+      expect(interrupted.stderr).toBe("golem-stream: interrupted; the invocation was cancelled\n");
+    } finally {
+      holder.kill("SIGKILL");
+    }
   });
 
   it("Ctrl-C with --checkpoint says resume cannot feed the file either, naming it", async () => {

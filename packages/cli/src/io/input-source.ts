@@ -4,7 +4,8 @@
  * one stream only; with files a method with several stream parameters is called from the command
  * line (`invoke … left.txt -`, `invoke … a.txt <(make-b)`).
  */
-import { accessSync, constants, createReadStream, statSync } from "node:fs";
+import { accessSync, constants, createReadStream, openSync, statSync } from "node:fs";
+import { Socket } from "node:net";
 import type { Stats } from "node:fs";
 import type { Readable } from "node:stream";
 import { LIMITS } from "@golem-stream/wire";
@@ -46,6 +47,24 @@ export function fileSource(path: string, parameter: string, what: string): Input
     throw refuse(`cannot read ${path} (${reason})`, error);
   }
   if (stats.isDirectory()) throw refuse(`${path} is a directory`);
-  const bytes = createReadStream(path, { highWaterMark: LIMITS.maxPackedU8PayloadBytes });
+  const bytes = stats.isFIFO() ? pipeReader(path, refuse) : createReadStream(path, { highWaterMark: LIMITS.maxPackedU8PayloadBytes });
   return { parameter, name: path, fromStdin: false, bytes, totalBytes: stats.isFile() ? stats.size : undefined };
+}
+
+/**
+ * A FIFO or a pipe (`<(command)` names one) read the way Node reads a piped stdin: opened
+ * non-blocking and watched by the event loop. A file stream's reads run in libuv's thread pool
+ * and block there until the writer writes; one blocked when the run ended (Ctrl-C, a failed
+ * invocation) held the process at its exit until the writer wrote or closed. Opened non-blocking,
+ * a FIFO no writer has opened yet reads as empty, not as ended: its end comes once a writer has
+ * come and gone, as for `< path`.
+ */
+function pipeReader(path: string, refuse: (problem: string, cause?: unknown) => Error): Readable {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw refuse(`cannot open ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, error);
+  }
+  return new Socket({ fd, readable: true, writable: false });
 }
