@@ -7,22 +7,22 @@
  */
 import { afterAll, expect, it } from "vitest";
 import type pg from "pg";
-import { Connections } from "../src/connections.js";
+import { Connections, type CheckedOut } from "../src/connections.js";
 import { cleanUp, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
 
-it("a connection's error between the pool's hand-over and checkOut's listener is heard, not thrown", async () => {
-  const errors: Error[] = [];
+it("a connection's error between the pool's hand-over and checkOut's listener is heard, not thrown: a new connection, and an idle one", async () => {
   const connections = new Connections({
     config: { connectionString: pgUrl() },
-    onError: (error) => errors.push(error),
+    onError: () => undefined,
     outageGraceMs: 0,
     outageClock: { now: () => 0, sleep: () => Promise.resolve() },
     checkOpen: () => undefined,
     isOpen: () => true,
   });
-  try {
+  /** Checks a connection out with an error emitted in the gap; resolves to what the emit threw, if anything. */
+  const raced = async (release: (checkedOut: CheckedOut) => void): Promise<unknown> => {
     let thrown: unknown;
     // The moment of the race: after the pool took its idle listener off, before checkOut's is on.
     connections.pool.once("acquire", (client: pg.PoolClient) =>
@@ -34,9 +34,14 @@ it("a connection's error between the pool's hand-over and checkOut's listener is
         }
       }),
     );
-    const checkedOut = await connections.checkOut();
-    checkedOut.release(new Error("spoilt"));
-    expect(thrown).toBeUndefined();
+    release(await connections.checkOut());
+    return thrown;
+  };
+  try {
+    // A new connection, then kept idle (released without an error) and handed over again.
+    expect(await raced((checkedOut) => checkedOut.release())).toBeUndefined();
+    expect(connections.pool.idleCount).toBe(1);
+    expect(await raced((checkedOut) => checkedOut.release(new Error("spoilt")))).toBeUndefined();
   } finally {
     await connections.pool.end();
   }
