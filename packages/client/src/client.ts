@@ -8,6 +8,7 @@ import {
   SESSION_PATH,
   canonicalJson,
   encodeClientMessage,
+  isBearerToken,
   utf8ByteLength,
   type InvocationStart,
   type JsonValue,
@@ -366,16 +367,13 @@ function checkedTokens(getToken: () => string | Promise<string>): () => Promise<
   };
 }
 
-/** A bearer token as the server reads one (`Bearer` and visible ASCII: the wire's browser entry's rule too). */
-const BEARER_TOKEN = /^[\x21-\x7e]+$/;
-
 /** What is wrong with `token` as a bearer token, said to follow "must be": undefined when nothing is. */
 function tokenProblem(token: unknown): string | undefined {
   if (typeof token !== "string" || token.length === 0) {
     const given = typeof token === "string" ? "an empty string" : token === null ? "null" : typeof token;
     return `a non-empty string, not ${given}`;
   }
-  if (BEARER_TOKEN.test(token)) return undefined;
+  if (isBearerToken(token)) return undefined;
   // Most often a token read from a file with its line's end, or pasted with a space.
   return /^\s|\s$/.test(token)
     ? "visible ASCII with no space or line end around it: trim it (a token read from a file keeps its newline)"

@@ -28,8 +28,16 @@ export const BROWSER_REFUSAL_CLOSE_BASE = 4000;
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const VALUES = new Map([...ALPHABET].map((char, index) => [char, index]));
 
-/** A bearer token is 1..n visible ASCII characters, as in `Authorization: Bearer <token>`. */
 const BEARER_TOKEN = /^[\x21-\x7e]+$/;
+
+/**
+ * Whether `token` can be a bearer token: 1..n visible ASCII characters, as in
+ * `Authorization: Bearer <token>` (and so in the browser's subprotocol entry).
+ * Anything else, a string with a line end or a space included, is false.
+ */
+export function isBearerToken(token: unknown): token is string {
+  return typeof token === "string" && BEARER_TOKEN.test(token);
+}
 
 /**
  * `golem-stream.bearer.<base64url>` for a token of visible ASCII; undefined
@@ -42,7 +50,7 @@ export function encodeBearerSubprotocol(token: string): string | undefined {
   // The entry's length follows from the token's (unpadded base64url of one byte per character):
   // refused before any character is read, so a huge token costs nothing.
   if (BEARER_SUBPROTOCOL_PREFIX.length + Math.ceil((token.length * 4) / 3) > MAX_BEARER_SUBPROTOCOL_BYTES) return undefined;
-  if (!BEARER_TOKEN.test(token)) return undefined;
+  if (!isBearerToken(token)) return undefined;
   let out = BEARER_SUBPROTOCOL_PREFIX;
   for (let at = 0; at < token.length; at += 3) {
     const a = token.charCodeAt(at);

@@ -42,4 +42,5 @@ export {
   BROWSER_REFUSAL_CLOSE_BASE,
   encodeBearerSubprotocol,
   decodeBearerSubprotocol,
+  isBearerToken,
 } from "./browser-bearer.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { BEARER_SUBPROTOCOL_PREFIX, decodeBearerSubprotocol, encodeBearerSubprotocol } from "../src/index.js";
+import { BEARER_SUBPROTOCOL_PREFIX, decodeBearerSubprotocol, encodeBearerSubprotocol, isBearerToken } from "../src/index.js";
 
 const visibleAscii = fc.string({
   unit: fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code)),
@@ -69,5 +69,13 @@ describe("the bearer subprotocol entry", () => {
     } finally {
       test.mockRestore();
     }
+  });
+});
+
+describe("isBearerToken", () => {
+  it("holds for every string of visible ASCII and nothing else: no space, line end, other character or other type", () => {
+    fc.assert(fc.property(visibleAscii, (token) => isBearerToken(token)));
+    for (const wrong of ["", "a b", "token\n", "\ttoken", "caf\u00e9", "\u007f", undefined, null, 1, ["a"], { token: "a" }])
+      expect(isBearerToken(wrong), JSON.stringify(wrong)).toBe(false);
   });
 });
