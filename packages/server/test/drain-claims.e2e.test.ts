@@ -8,7 +8,7 @@ import { afterEach, expect, it } from "vitest";
 import { MemoryCluster } from "../src/store/index.js";
 import type { ClusterSessionStore } from "../src/store/cluster-store.js";
 import { clusterHarness, intercepting } from "../src/testing/cluster-harness.js";
-import { Conditions } from "../src/testing/conditions.js";
+import { CallCount } from "../src/testing/conditions.js";
 import { demoStart, v } from "../src/testing/demo-messages.js";
 
 const harness = clusterHarness(afterEach, async (count) => {
@@ -16,25 +16,9 @@ const harness = clusterHarness(afterEach, async (count) => {
   return Array.from({ length: count }, (_, i) => cluster.node(`node-${String.fromCharCode(97 + i)}`));
 });
 
-/** Counts calls; `after(n)` resolves once n more have been made. */
-class Calls {
-  count = 0;
-  readonly #conditions = new Conditions();
-
-  made(): void {
-    this.count++;
-    this.#conditions.check();
-  }
-
-  after(calls: number): Promise<void> {
-    const at = this.count + calls;
-    return this.#conditions.until(() => this.count >= at);
-  }
-}
-
 it("a draining node makes no claim rounds while its heartbeats go on, and its own invocation runs to its end", async () => {
-  const claims = new Calls();
-  const heartbeats = new Calls();
+  const claims = new CallCount();
+  const heartbeats = new CallCount();
   const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
     index !== 0
       ? store

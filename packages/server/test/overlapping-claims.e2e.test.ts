@@ -14,37 +14,23 @@ import type { Logger } from "../src/options.js";
 import { clusterHarness, intercepting, sleep } from "../src/testing/cluster-harness.js";
 import { demoStart, v } from "../src/testing/demo-messages.js";
 import { RawClient } from "../src/testing/raw-client.js";
+import { CallCount } from "../src/testing/conditions.js";
 
 const harness = clusterHarness(afterEach, async (count) => {
   const cluster = new MemoryCluster();
   return Array.from({ length: count }, (_, i) => cluster.node(`node-${String.fromCharCode(97 + i)}`));
 });
 
-/** Counts the claim rounds that reach the store; `after(n)` resolves once n more have. */
-class ClaimRounds {
-  #count = 0;
-  readonly #waiters: { at: number; resolve: () => void }[] = [];
-
-  round(): void {
-    this.#count++;
-    for (const waiter of this.#waiters.filter((w) => w.at <= this.#count)) waiter.resolve();
-  }
-
-  after(rounds: number): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push({ at: this.#count + rounds, resolve }));
-  }
-}
-
 it("a claimed session whose first handling failed runs again once, even when handling it again outlasts a claim round", async () => {
   const state = { failLoad: false, slowRuns: false };
-  const rounds = new ClaimRounds();
+  const rounds = new CallCount();
   const replays: number[] = [];
   const wrap = (index: number, store: ClusterSessionStore): ClusterSessionStore =>
     index !== 1
       ? store
       : intercepting(store, {
           claimOrphans: async () => {
-            rounds.round();
+            rounds.made();
             return store.claimOrphans();
           },
           listStreams: (id) => {

@@ -19,3 +19,23 @@ export class Conditions {
     }
   }
 }
+
+/** Counts calls (a store method a scenario wraps); `after(n)` resolves once n more have been made. */
+export class CallCount {
+  #count = 0;
+  readonly #conditions = new Conditions();
+
+  get count(): number {
+    return this.#count;
+  }
+
+  made(): void {
+    this.#count++;
+    this.#conditions.check();
+  }
+
+  after(calls: number): Promise<void> {
+    const at = this.#count + calls;
+    return this.#conditions.until(() => this.#count >= at);
+  }
+}
