@@ -2,8 +2,9 @@
  * Two processes started with one node id (two `createSessionServer`s on one
  * `MemoryCluster` node id, as two processes on one database would be): each
  * heartbeat of either finds the other's renewal since its own last, and
- * both log `cluster.node-id-conflict` (error). A node alone never does,
- * however many heartbeats it makes.
+ * both log `cluster.node-id-conflict` (error) and set the gauge
+ * `cluster_node_id_shared` to 1. A node alone never does, however many
+ * heartbeats it makes: its gauge stays 0.
  */
 import { Keyring } from "@golem-stream/tokens";
 import { afterEach, expect, it } from "vitest";
@@ -11,6 +12,7 @@ import { createSessionServer, type Logger, type SessionServer } from "../src/ind
 import { MemoryCluster, type HeartbeatReport } from "../src/store/index.js";
 import { intercepting } from "../src/testing/cluster-harness.js";
 import { createDemoHost } from "../src/demo/index.js";
+import { PrometheusMetrics } from "../src/observability/prometheus-metrics.js";
 
 const servers: SessionServer[] = [];
 afterEach(async () => {
@@ -32,6 +34,10 @@ function node(cluster: MemoryCluster, id: string, onHeartbeat: () => void = () =
       if (fields?.["event"] === "cluster.node-id-conflict") conflicted({ message, ...fields });
     },
   };
+  const metrics = new PrometheusMetrics({ processMetrics: false });
+  /** What each heartbeat after the first told the observer. */
+  const shared: boolean[] = [];
+  const gauge = async () => (await metrics.registry.getSingleMetric("golem_stream_cluster_node_id_shared")?.get())?.values[0]?.value;
   const store = cluster.node(id);
   const counted = intercepting(store, {
     heartbeat: async (ttlMs: number): Promise<HeartbeatReport | void> => {
@@ -47,10 +53,11 @@ function node(cluster: MemoryCluster, id: string, onHeartbeat: () => void = () =
     keyring,
     authenticator: () => undefined,
     logger,
+    observers: [metrics.observer, { nodeIdShared: (each) => shared.push(each) }],
     cluster: { leaseTtlMs: 300 },
   });
   servers.push(server);
-  return { server, conflict, errors };
+  return { server, conflict, errors, shared, gauge };
 }
 
 it("two processes with one node id both say so at their heartbeats", async () => {
@@ -65,6 +72,10 @@ it("two processes with one node id both say so at their heartbeats", async () =>
   };
   await expect(first.conflict).resolves.toMatchObject(expected);
   await expect(second.conflict).resolves.toMatchObject(expected);
+  // The observer hears it before the log says it (lease-keeper.ts), so the gauge is set by now.
+  expect(first.shared).toContain(true);
+  expect(await first.gauge()).toBe(1);
+  expect(await second.gauge()).toBe(1);
 });
 
 it("a node alone never does, nor a node beside a node of another id", async () => {
@@ -81,6 +92,10 @@ it("a node alone never does, nor a node beside a node of another id", async () =
   await done;
   expect(alone.errors).toEqual([]);
   expect(other.errors).toEqual([]);
+  // Every heartbeat between the first (which joins) and the tenth (counted before its report) reported, unshared.
+  expect(alone.shared.length).toBeGreaterThanOrEqual(8);
+  expect(new Set(alone.shared)).toEqual(new Set([false]));
+  expect(await alone.gauge()).toBe(0);
 });
 
 it("once the other process has left, the one left finds no other renewal at its next heartbeat, as on PostgreSQL (its leave deletes the node's row)", async () => {

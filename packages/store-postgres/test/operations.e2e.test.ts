@@ -44,6 +44,7 @@ it("readiness asks PostgreSQL; lease, drain and commit metrics follow the node",
     });
     let text = (await get(`${server.httpUrl}/metrics`)).body;
     expect(sample(text, "golem_stream_cluster_lease_held")).toBe(1);
+    expect(sample(text, "golem_stream_cluster_node_id_shared")).toBe(0);
     expect(sample(text, "golem_stream_draining")).toBe(0);
 
     const client = await RawClient.connect(server.url);

@@ -68,6 +68,8 @@ export class LeaseKeeper {
             (report) => {
               availability.succeeded(performance.now());
               observer.leaseHeartbeat(true);
+              // A store that cannot tell reports nothing (`HeartbeatReport` is optional).
+              if (report !== undefined) observer.nodeIdShared(report.otherProcess);
               if (report?.otherProcess === true) reportOtherProcess(cluster.nodeId, logger);
               return check?.refresh();
             },

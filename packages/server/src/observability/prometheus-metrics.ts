@@ -169,6 +169,11 @@ export class PrometheusMetrics {
       help: "Cluster mode: 1 while the last lease heartbeat succeeded, 0 after a failed one.",
       registers,
     });
+    const nodeIdShared = new Gauge({
+      name: `${p}cluster_node_id_shared`,
+      help: "Cluster mode: 1 while another process renews this node id's lease too (two processes given one node id: give each its own), 0 otherwise; read at each heartbeat.",
+      registers,
+    });
     const heartbeatFailures = new Counter({
       name: `${p}cluster_heartbeat_failures_total`,
       help: "Cluster mode: lease heartbeats that failed.",
@@ -241,6 +246,7 @@ export class PrometheusMetrics {
         leaseHeld.set(ok ? 1 : 0);
         if (!ok) heartbeatFailures.inc();
       },
+      nodeIdShared: (shared) => nodeIdShared.set(shared ? 1 : 0),
       orphansClaimed: (count) => orphans.inc(count),
       drainStarted: () => draining.set(1),
       sessionGivenUp: () => givenUp.inc(),

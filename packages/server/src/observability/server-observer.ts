@@ -117,6 +117,11 @@ export interface ServerObserver {
   principalLimitReached(limit: PrincipalLimit): void;
   /** Cluster mode: a lease heartbeat succeeded or failed. */
   leaseHeartbeat(ok: boolean): void;
+  /**
+   * Cluster mode, at each heartbeat after the first that succeeds: whether another process renewed
+   * this node id's lease since this one's last heartbeat (two processes given one `nodeId`).
+   */
+  nodeIdShared(shared: boolean): void;
   /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
   orphansClaimed(count: number): void;
   /** The server started draining (it refuses new connections from now on). */
@@ -149,6 +154,7 @@ export const NOOP_OBSERVER: ServerObserver = {
   connectionSilent() {},
   principalLimitReached() {},
   leaseHeartbeat() {},
+  nodeIdShared() {},
   orphansClaimed() {},
   drainStarted() {},
   sessionGivenUp() {},
@@ -195,6 +201,7 @@ export function composeObservers(observers: readonly PartialObserver[]): ServerO
     connectionSilent: (reason) => all.forEach((o) => o.connectionSilent(reason)),
     principalLimitReached: (limit) => all.forEach((o) => o.principalLimitReached(limit)),
     leaseHeartbeat: (ok) => all.forEach((o) => o.leaseHeartbeat(ok)),
+    nodeIdShared: (shared) => all.forEach((o) => o.nodeIdShared(shared)),
     orphansClaimed: (count) => all.forEach((o) => o.orphansClaimed(count)),
     drainStarted: () => all.forEach((o) => o.drainStarted()),
     sessionGivenUp: (s, ms) => all.forEach((o) => o.sessionGivenUp(s, ms)),
