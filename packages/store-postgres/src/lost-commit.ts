@@ -122,40 +122,81 @@ function isFutureTransaction(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === "22023" && error instanceof Error && / is in the future$/.test(error.message);
 }
 
+/** What became of a group statement of appends: its verdict, and when it committed, the runs that moved their stream. */
+export interface AppendGroupOutcome {
+  readonly verdict: Verdict;
+  /** The runs (their index) that moved their stream; only meaningful when committed. */
+  readonly moved: ReadonlySet<number>;
+}
+
+/** A stream as `counts` reads it after a lost answer. */
+interface StreamNow {
+  readonly count: bigint;
+  readonly epoch: bigint;
+  readonly direction: string;
+  /** Whether the stream no longer takes appends: its input ended, or its output did. */
+  readonly terminal: boolean;
+}
+
 /**
- * Whether a group statement of appends whose answer was lost committed, from
- * the streams' counts now (`counts`: `stream_id`, `count`, `owner_epoch` of
- * each stream of `$1`). One statement commits all its runs or none, and only
- * this writer appends to these streams, in order (the rest of the queue
- * waits): a run whose count is still where it starts proves nothing was
- * committed; every count at or past its run's end, that all was. Any other
- * count cannot be told apart: unknown. So is a count past the start of a
- * stream that moved to another ownership epoch than its run's (another node
- * claimed the session meanwhile, a long outage, and may have appended in
- * place of the lost run). No transaction id is involved, so a crash that
- * hands ids out again cannot fool it.
+ * What became of a group statement of appends whose answer was lost, from
+ * the streams now (`counts`: `stream_id`, `count`, `owner_epoch`,
+ * `direction`, `terminal` of each stream of `$1`). One statement commits all
+ * its runs or none, and only this writer appends to these streams, in order
+ * (the rest of the queue waits). A run may not move its stream although the
+ * statement committed: its stream's input or output had ended, the stream is
+ * of the other direction, or it moved to another ownership epoch (another
+ * node claimed the session). Such a run is no evidence either way, and it
+ * cannot start moving later: a terminal stays, an epoch only grows. So:
+ *
+ * - a run at its start that could move now proves nothing committed (had it
+ *   committed, it would have moved, and a count never goes back), whatever
+ *   the other runs show;
+ * - else a run at or past its end, at its own epoch, proves the statement
+ *   committed: that run moved;
+ * - every run at its start and none able to move: nothing moved either way,
+ *   settled as committed with no run moved (each goes the careful way for
+ *   its own outcome);
+ * - any other count (between, or past the start at another epoch: another
+ *   node may have appended in place of the lost run) cannot be told apart:
+ *   unknown.
+ *
+ * No transaction id is involved, so a crash that hands ids out again cannot fool it.
  */
 export async function appendsCommitted(
   client: pg.Client,
   counts: string,
   appends: readonly RunAppend[],
   runs: readonly [number, number][],
-): Promise<Verdict> {
+): Promise<AppendGroupOutcome> {
   const firsts = runs.map(([start]) => appends[start]!);
-  const { rows } = await client.query<{ stream_id: string; count: string; owner_epoch: string }>(counts, [
-    firsts.map((append) => append.streamId),
-  ]);
-  const now = new Map(rows.map((row) => [row.stream_id, { count: BigInt(row.count), epoch: BigInt(row.owner_epoch) }]));
-  let all = true;
+  const { rows } = await client.query<{ stream_id: string; count: string; owner_epoch: string; direction: string; terminal: boolean }>(
+    counts,
+    [firsts.map((append) => append.streamId)],
+  );
+  const now = new Map<string, StreamNow>(
+    rows.map((row) => [
+      row.stream_id,
+      { count: BigInt(row.count), epoch: BigInt(row.owner_epoch), direction: row.direction, terminal: row.terminal },
+    ]),
+  );
+  const moved = new Set<number>();
+  let notCommitted = false;
+  let unknown = false;
   for (const [index, [start, end]] of runs.entries()) {
     const first = firsts[index]!;
     const stream = now.get(first.streamId);
-    if (stream?.count === first.sequence) return "not-committed";
     const total = appends.slice(start, end).reduce((sum, append) => sum + append.itemCount, 0n);
-    if (stream === undefined || stream.count < first.sequence + total) all = false;
-    else if (first.epoch !== undefined && stream.epoch !== first.epoch) all = false;
+    const ownEpoch = first.epoch === undefined || stream?.epoch === first.epoch;
+    if (stream === undefined) unknown = true;
+    else if (stream.count === first.sequence) {
+      if (ownEpoch && stream.direction === first.log && !stream.terminal) notCommitted = true;
+    } else if (stream.count >= first.sequence + total && ownEpoch) moved.add(index);
+    else unknown = true;
   }
-  return all ? "committed" : "unknown";
+  if (notCommitted) return { verdict: "not-committed", moved: new Set() };
+  if (unknown) return { verdict: "unknown", moved: new Set() };
+  return { verdict: "committed", moved };
 }
 
 /** What `resolveLostGroup` needs of the writer. */

@@ -232,7 +232,10 @@ export function statements(s: string) {
     everyNodePacks: `SELECT NOT EXISTS (SELECT 1 FROM ${s}.nodes WHERE lease_expires_at > clock_timestamp()
       AND (log_format IS NULL OR log_format < $1)) AS packing`,
     notify: `SELECT pg_notify($1, $2)`,
-    // After a group statement's answer was lost: where its streams are now, at which epoch (lost-commit.ts).
-    streamCounts: `SELECT stream_id, count, owner_epoch FROM ${s}.streams WHERE stream_id = ANY($1::text[])`,
+    // After a group statement's answer was lost: where its streams are now, at which epoch, and
+    // whether they still take appends (lost-commit.ts).
+    streamCounts: `SELECT stream_id, count, owner_epoch, direction,
+        CASE WHEN direction = 'input' THEN input_terminal IS NOT NULL ELSE output_terminal END AS terminal
+      FROM ${s}.streams WHERE stream_id = ANY($1::text[])`,
   };
 }

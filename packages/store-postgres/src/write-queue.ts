@@ -231,8 +231,14 @@ export class WriteQueue {
         return;
       }
       const failure = toError(error, "the store's write failed");
-      const committed = (writer: pg.Client) => appendsCommitted(writer, this.#runs!.counts!, appends, runs);
-      const settle = () => this.#settleAppends(group, ordered, runs, new Set(runs.map((_, run) => run)), began);
+      // The runs that moved, as the streams' counts tell once the statement is known to have committed.
+      let committedRuns: ReadonlySet<number> = new Set();
+      const committed = async (writer: pg.Client): Promise<Verdict> => {
+        const outcome = await appendsCommitted(writer, this.#runs!.counts!, appends, runs);
+        committedRuns = outcome.moved;
+        return outcome.verdict;
+      };
+      const settle = () => this.#settleAppends(group, ordered, runs, committedRuns, began);
       if (await this.#recover(group, failure, this.#runs!.counts === undefined ? undefined : committed, settle)) return;
       const code = timeoutCode(failure);
       const message = `store write not confirmed (it may have committed): ${failure.message}`;

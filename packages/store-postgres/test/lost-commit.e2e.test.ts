@@ -72,6 +72,9 @@ async function cuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
   };
 }
 
+/** A text only the one-statement group of appends sends (`append-group.ts`). */
+const GROUP_STATEMENT = "AS r(run, log, stream_id, start, total, epoch)";
+
 describe("a writer connection lost around its COMMIT", () => {
   it("after the COMMIT reached the server: the write is settled as committed, not written again", async () => {
     const proxy = await cuttingProxy(pgUrl());
@@ -156,6 +159,83 @@ describe("a writer connection lost around its COMMIT", () => {
       expect((await store.getStream(input.streamId))?.count).toBe(6n);
       const read = await store.readInput(input.streamId, 0n, 6n);
       expect(read.map((chunk) => new TextDecoder().decode(chunk.data)).join("")).toBe("abcdef");
+    } finally {
+      await proxy.close();
+    }
+  });
+  it("a group statement whose answer was lost, one run on an ended input: the run that moved is settled as stored, the other refused for its own reason", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const ended = stream(s.sessionId, "input");
+      const open = stream(s.sessionId, "input");
+      await store.createSession(s, [ended, open], startAttempt(s));
+      await store.endInput(ended.streamId, { kind: "cancelled", by: "server", reason: "consumer-drop" });
+      const chunk = (streamId: string) => ({ streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined });
+      const cut = proxy.arm(GROUP_STATEMENT, true);
+      const [onEnded, onOpen] = await Promise.allSettled([
+        store.acceptInput(chunk(ended.streamId), []),
+        store.acceptInput(chunk(open.streamId), []),
+        cut,
+      ]);
+      expect(onOpen).toEqual({ status: "fulfilled", value: undefined });
+      expect(onEnded.status).toBe("rejected");
+      expect((await store.getStream(open.streamId))?.count).toBe(1n);
+      expect(await store.readInput(open.streamId, 0n, 1n)).toHaveLength(1);
+      expect((await store.getStream(ended.streamId))?.count).toBe(0n);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a group statement whose answer was lost, with an owner's output item beside a run that could not move: the item is settled as stored", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const ended = stream(s.sessionId, "input");
+      const output = stream(s.sessionId, "output");
+      await store.createSession(s, [ended, output], startAttempt(s));
+      await store.endInput(ended.streamId, { kind: "cancelled", by: "server", reason: "consumer-drop" }, 1n);
+      const cut = proxy.arm(GROUP_STATEMENT, true);
+      const [, item] = await Promise.allSettled([
+        store.acceptInput({ streamId: ended.streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined }, []),
+        store.appendOutput(
+          { event: "item", streamId: output.streamId, sequence: 0n, itemCount: 1n, data: bytes("y"), mimeType: undefined },
+          [],
+          1n,
+        ),
+        cut,
+      ]);
+      expect(item).toEqual({ status: "fulfilled", value: undefined });
+      expect((await store.getStream(output.streamId))?.count).toBe(1n);
+      expect(await store.readOutput(output.streamId, 0n, 5)).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("a group statement whose answer was lost before it reached the server, one run on an ended input: written again, the other run stored once", async () => {
+    const proxy = await cuttingProxy(pgUrl());
+    try {
+      const store = await connect({ connectionString: proxy.url });
+      const s = session();
+      const ended = stream(s.sessionId, "input");
+      const open = stream(s.sessionId, "input");
+      await store.createSession(s, [ended, open], startAttempt(s));
+      await store.endInput(ended.streamId, { kind: "cancelled", by: "server", reason: "consumer-drop" });
+      const chunk = (streamId: string) => ({ streamId, sequence: 0n, itemCount: 1n, data: bytes("x"), mimeType: undefined });
+      const cut = proxy.arm(GROUP_STATEMENT, false);
+      const [onEnded, onOpen] = await Promise.allSettled([
+        store.acceptInput(chunk(ended.streamId), []),
+        store.acceptInput(chunk(open.streamId), []),
+        cut,
+      ]);
+      expect(onOpen).toEqual({ status: "fulfilled", value: undefined });
+      expect(onEnded.status).toBe("rejected");
+      expect((await store.getStream(open.streamId))?.count).toBe(1n);
+      expect(await store.readInput(open.streamId, 0n, 1n)).toHaveLength(1);
     } finally {
       await proxy.close();
     }

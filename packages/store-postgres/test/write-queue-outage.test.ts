@@ -368,7 +368,13 @@ describe("a group statement of appends whose answer was lost", () => {
     db.answer = (text, values) => {
       if (text === "counts")
         return {
-          rows: Object.entries(counts).map(([stream_id, count]) => ({ stream_id, count: String(count), owner_epoch: String(epoch) })),
+          rows: Object.entries(counts).map(([stream_id, count]) => ({
+            stream_id,
+            count: String(count),
+            owner_epoch: String(epoch),
+            direction: "output",
+            terminal: false,
+          })),
         };
       if (text !== "append group") return undefined;
       if (groups++ === 0) lose(db.clients[0]);
