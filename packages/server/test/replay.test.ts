@@ -41,6 +41,7 @@ const durable = defineAgentType({
   methods: {
     count: { params: t.record({ n: t.u32() }), result: t.stream(t.u32()) },
     sum: { params: t.record({ values: t.stream(t.u32()) }), result: t.u32() },
+    sumGroups: { params: t.record({ groups: t.stream(t.record({ name: t.string(), values: t.stream(t.u32()) })) }), result: t.u32() },
     steps: { params: t.record({ n: t.u32() }), result: t.stream(t.string()) },
     unstable: { params: t.record({}), result: t.stream(t.u32()) },
     lucky: { params: t.record({}), result: t.stream(t.string()) },
@@ -63,6 +64,11 @@ const durableAgent = implement(durable, {
   async sum(_ctx, { values }) {
     let total = 0;
     for await (const value of values) total += value;
+    return total;
+  },
+  async sumGroups(_ctx, { groups }) {
+    let total = 0;
+    for await (const group of groups) for await (const value of group.values) total += value;
     return total;
   },
   async steps(ctx, { n }) {
@@ -277,6 +283,48 @@ describe("re-running a replayable invocation after a restart", () => {
     expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({
       kind: "value",
       value: { kind: "u32", value: 16 },
+    });
+    expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
+  it("sumGroups: a re-run reads a stream an input item introduced (the log keeps the client's provisional reference), and the client continues both", async () => {
+    hooks.gate = undefined;
+    const first = server();
+    const client = first.open();
+    client.send(start("sumGroups", v.record(v.stream(randomUUID()))));
+    await client.transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const groups = accepted(client.transport.sent).mappings[0]!.channel;
+    client.send({ type: "inputStreamItem", channel: groups, sequence: 0n, value: v.record(v.str("a"), v.stream(randomUUID())) });
+    await client.transport.expect("the group acknowledged, its values' stream mapped", (sent) =>
+      sent.some((m) => m.type === "inputStreamAck" && m.channel === groups && m.mappings.length === 1),
+    );
+    const ack = client.transport.sent.find((m) => m.type === "inputStreamAck" && m.channel === groups);
+    const values = ack?.type === "inputStreamAck" ? ack.mappings[0]!.channel : -1;
+    for (const [sequence, value] of [1, 2].entries())
+      client.send({ type: "inputStreamItem", channel: values, sequence: BigInt(sequence), value: v.u32(value) });
+    await client.transport.expect("two values acknowledged", (sent) =>
+      sent.some((m) => m.type === "inputStreamAck" && m.channel === values && m.highestContiguousSequence === 2n),
+    );
+    first.crash();
+
+    const second = await first.restart();
+    const { transport, send } = second.open();
+    send(resumeOf(client.transport.sent));
+    await transport.expect("acceptance", (sent) => sent.some((m) => m.type === "invocationAccepted"));
+    const inputs = accepted(transport.sent).mappings.filter((m) => m.direction === "input");
+    expect(inputs.map((m) => m.inputHighWater)).toEqual([
+      { sequence: 1n, terminal: false },
+      { sequence: 2n, terminal: false },
+    ]);
+    const [groupsAgain, valuesAgain] = inputs.map((m) => m.channel) as [number, number];
+    send({ type: "inputStreamItem", channel: valuesAgain, sequence: 2n, value: v.u32(10) });
+    send({ type: "inputStreamEnd", channel: valuesAgain, sequence: 3n });
+    send({ type: "inputStreamEnd", channel: groupsAgain, sequence: 1n });
+    await transport.expect("invocationFinished", (sent) => sent.some((m) => m.type === "invocationFinished"));
+    const result = transport.sent.find((m) => m.type === "invocationResult");
+    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({
+      kind: "value",
+      value: { kind: "u32", value: 13 },
     });
     expect(transport.sent.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
   });

@@ -42,6 +42,8 @@ export interface FollowedSession {
   /** Whether this node is recording an outcome of its own. */
   finishing(): boolean;
   stream(streamId: string): StreamState | undefined;
+  /** The streams item `sequence` of stream `streamId` introduced. */
+  childrenOf(streamId: string, sequence: bigint): readonly StreamState[];
   /** Registers a stream another node created (an input gets its agent queue if the invocation runs here). */
   registerStored(stored: StreamRecord): StreamState;
   /** The local attachment, if any. */
@@ -323,6 +325,7 @@ export class ClusterFollower {
       store: session.deps.store,
       charge: (bytes) => session.charge(bytes),
       consumed: (fed) => this.#peer?.consumed(stream.streamId, fed),
+      childrenOf: (streamId, sequence) => session.childrenOf(streamId, sequence),
     }).catch((error: unknown) => session.fail(error));
   }
 }

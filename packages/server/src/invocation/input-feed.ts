@@ -8,6 +8,7 @@
  */
 import type { SchemaValueJson } from "@golem-stream/wire";
 import type { InputChunk, SessionStore } from "../store/session-store.js";
+import { substituteStreamRefs } from "../values.js";
 import { itemFrom, type InputItem, type StreamState } from "./stream-state.js";
 
 export interface FeedHost {
@@ -16,6 +17,8 @@ export interface FeedHost {
   charge(bytes: number): void;
   /** The agent has had every item below `fed` (cluster: the attachment's node may accept more). */
   consumed?(fed: bigint): void;
+  /** The streams item `sequence` of stream `streamId` introduced (registered before the feed reads the item). */
+  childrenOf(streamId: string, sequence: bigint): readonly StreamState[];
 }
 
 /**
@@ -64,7 +67,9 @@ export async function feedInput(stream: StreamState, host: FeedHost): Promise<vo
         // (Read after the wait: nothing else hands this stream's items on while the feed is behind.)
         if (chunk.sequence > stream.fed) break;
         const item =
-          chunk.sequence + chunk.itemCount <= stream.fed ? undefined : itemFrom(inputItemOf(stream, chunk), chunk.sequence, stream.fed);
+          chunk.sequence + chunk.itemCount <= stream.fed
+            ? undefined
+            : itemFrom(inputItemOf(stream, chunk, host), chunk.sequence, stream.fed);
         if (item === undefined) continue;
         const bytes = item.kind === "bytes" ? item.bytes.length : chunk.data.length;
         host.charge(bytes);
@@ -79,13 +84,21 @@ export async function feedInput(stream: StreamState, host: FeedHost): Promise<vo
 }
 
 /** A stored chunk as the agent reads it. */
-function inputItemOf(stream: StreamState, chunk: InputChunk): InputItem {
+function inputItemOf(stream: StreamState, chunk: InputChunk, host: FeedHost): InputItem {
   switch (stream.elementKind) {
     case "u8":
       return { kind: "bytes", bytes: chunk.data };
     case "binary":
       return { kind: "blob", blob: chunk.mimeType === undefined ? { bytes: chunk.data } : { bytes: chunk.data, mimeType: chunk.mimeType } };
-    case "value":
-      return { kind: "value", value: JSON.parse(new TextDecoder().decode(chunk.data)) as SchemaValueJson };
+    case "value": {
+      const value = JSON.parse(new TextDecoder().decode(chunk.data)) as SchemaValueJson;
+      // The log keeps an item as the client sent it, the streams it introduces named by the
+      // client's provisional references (a resend is compared with it byte for byte); the agent
+      // reads them by their tokens, as the live path hands it the item (attachment-input.ts).
+      const children = host.childrenOf(stream.streamId, chunk.sequence);
+      if (children.length === 0) return { kind: "value", value };
+      const tokens = new Map(children.map((child) => [child.provisionalRef ?? "", child.token]));
+      return { kind: "value", value: substituteStreamRefs(value, tokens) };
+    }
   }
 }

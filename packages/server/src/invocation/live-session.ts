@@ -139,6 +139,7 @@ export class LiveSession {
       clientWriteEpoch: () => this.#clientWriteEpoch,
       ownerEpoch: () => this.ownerEpoch,
       adopt: (pending) => this.adopt(pending),
+      childrenOf: (streamId, sequence) => this.#streams.childrenOf(streamId, sequence),
       fail: (error) => this.#outcome.fail(error),
       lostOwnership: (error) => this.#lostOwnership(error),
     });
@@ -175,6 +176,7 @@ export class LiveSession {
       replaceRecord: (record) => (this.record = record),
       finishing: () => this.#outcome.finishing,
       stream: (streamId) => this.#streams.get(streamId),
+      childrenOf: (streamId, sequence) => this.#streams.childrenOf(streamId, sequence),
       registerStored: (stored) => this.#registerStored(stored),
       attachment: () => this.#attachment.current,
       revoke: (sink) => this.#attachment.revoke(sink),

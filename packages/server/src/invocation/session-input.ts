@@ -45,6 +45,8 @@ export interface InputHost {
   ownerEpoch(): bigint;
   /** Registers prepared streams just before their commit. */
   adopt(pending: readonly PendingStream[]): void;
+  /** The streams item `sequence` of stream `streamId` introduced. */
+  childrenOf(streamId: string, sequence: bigint): readonly StreamState[];
   /** Fails the invocation (once); never rejects. */
   fail(error: unknown): Promise<void>;
   /** The store refused a write for a stale ownership epoch: another node claimed the session. */
@@ -267,9 +269,12 @@ export class SessionInput {
       this.#host.cluster.feed(stream);
       return;
     }
-    void feedInput(stream, { store: this.#host.deps.store, charge: (bytes) => this.#host.permits.charge(bytes) }).catch((error: unknown) =>
-      this.#host.fail(error),
-    );
+    const host = this.#host;
+    void feedInput(stream, {
+      store: host.deps.store,
+      charge: (bytes) => host.permits.charge(bytes),
+      childrenOf: (streamId, sequence) => host.childrenOf(streamId, sequence),
+    }).catch((error: unknown) => host.fail(error));
   }
 
   /** Commits an accepted chunk (in a cluster, as `ClusterFollower.checkedCommit` says). */

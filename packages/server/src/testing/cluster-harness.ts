@@ -13,6 +13,7 @@ import { createDemoHost } from "../demo/host.js";
 import { createSessionServer, type SessionServer } from "../server.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import type { Logger, ServerLimits } from "../options.js";
+import type { AgentHost } from "../agent-host.js";
 import { v, type demoStart } from "./demo-messages.js";
 import { RawClient, TEST_TOKEN as TOKEN } from "./raw-client.js";
 import type { Pauses } from "./pauses.js";
@@ -91,6 +92,8 @@ export interface ClusterSetup {
   readonly limits?: Partial<ServerLimits>;
   /** Told of every node's backpressure pauses. */
   readonly pauses?: Pauses;
+  /** The agents every node serves; default the demo's. */
+  readonly host?: AgentHost;
 }
 
 export interface ClusterHarness {
@@ -125,7 +128,7 @@ export function clusterHarness(afterEach: typeof AfterEach, openStores: OpenClus
 
   async function startCluster(
     count: number,
-    { leaseTtlMs = 10_000, wrap = (_, store) => store, logger, limits, pauses }: ClusterSetup = {},
+    { leaseTtlMs = 10_000, wrap = (_, store) => store, logger, limits, pauses, host }: ClusterSetup = {},
   ): Promise<{ stores: ClusterSessionStore[]; nodes: Node[] }> {
     const stores = await openStores(count);
     opened.push(...stores);
@@ -133,7 +136,7 @@ export function clusterHarness(afterEach: typeof AfterEach, openStores: OpenClus
     for (const [index, store] of stores.entries()) {
       const server = createSessionServer({
         store: wrap(index, store),
-        host: createDemoHost(),
+        host: host ?? createDemoHost(),
         keyring,
         authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
         cluster: { leaseTtlMs },

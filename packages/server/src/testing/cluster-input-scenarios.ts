@@ -7,6 +7,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ServerMessage } from "@golem-stream/wire";
+import { defineAgentType, t } from "@golem-stream/contract";
+import { StaticAgentHost } from "../agent-host.js";
+import { implement } from "../contracts/implement.js";
 import type { ClusterSessionStore } from "../store/cluster-store.js";
 import { demoStart, v } from "./demo-messages.js";
 import { RawClient } from "./raw-client.js";
@@ -14,9 +17,53 @@ import { intercepting, ItemCount, sendTexts, sendTextsThenEnd, sleep, UNTIL_SILE
 import type { Accepted, Node, ClusterHarness } from "./cluster-harness.js";
 import type { TestApi } from "./store-contract.js";
 
+/** Input items that introduce input streams: the sum of every group's values. */
+const groupsContract = defineAgentType({
+  name: "groups",
+  constructor: t.record({}),
+  methods: { sum: { params: t.record({ groups: t.stream(t.record({ name: t.string(), values: t.stream(t.u32()) })) }), result: t.u32() } },
+});
+const groupsHost = new StaticAgentHost({
+  test: {
+    default: [
+      implement(groupsContract, {
+        async sum(_ctx, { groups }) {
+          let total = 0;
+          for await (const group of groups) for await (const value of group.values) total += value;
+          return total;
+        },
+      }),
+    ],
+  },
+});
+
 export function inputScenarios(api: TestApi, cluster: ClusterHarness): void {
   const { it, expect } = api;
   const { startCluster, resume, startThenResume } = cluster;
+  it("an input item committed at a node that only mirrors the session introduces a stream: the owner's agent reads that stream's items by its token", async () => {
+    const [a, b] = (await startCluster(2, { host: groupsHost })).nodes;
+    const start = demoStart("sum", v.record(v.stream(randomUUID())));
+    const { client } = await startThenResume(a!, b!, {
+      ...start,
+      selector: { ...start.selector, application: "test", agentType: "groups", constructorParameters: v.record() },
+    });
+    const groups = ((await client.nextOf("invocationAccepted")) as Accepted).mappings[0]!.channel;
+    client.send({ type: "inputStreamItem", channel: groups, sequence: 0n, value: v.record(v.str("a"), v.stream(randomUUID())) });
+    const ack = await client.waitFor((m) => m.type === "inputStreamAck" && m.channel === groups && m.mappings.length === 1);
+    const values = ack.type === "inputStreamAck" ? ack.mappings[0]!.channel : -1;
+    for (const [sequence, value] of [1, 2].entries())
+      client.send({ type: "inputStreamItem", channel: values, sequence: BigInt(sequence), value: v.u32(value) });
+    client.send({ type: "inputStreamEnd", channel: values, sequence: 2n });
+    client.send({ type: "inputStreamEnd", channel: groups, sequence: 1n });
+    const { messages } = await client.all(UNTIL_SILENT);
+    const result = messages.find((m) => m.type === "invocationResult");
+    expect(result?.type === "invocationResult" ? result.result : undefined).toMatchObject({
+      kind: "value",
+      value: { kind: "u32", value: 3 },
+    });
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "success" } });
+  });
+
   it("maxStoredBytesPerPrincipal: input past the bound at a node that only mirrors the session is refused there with limit-exceeded, and never stored", async () => {
     // The bound leaves room for the session's records (a few KiB) beside the first chunk, not the second.
     const [a, b] = (await startCluster(2, { limits: { maxStoredBytesPerPrincipal: 100_000 } })).nodes;
