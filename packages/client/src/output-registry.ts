@@ -7,7 +7,7 @@
 import { LIMITS, type InvocationResultBody, type JsonValue, type SchemaValueJson, type ClientCancelReason } from "@golem-stream/wire";
 import type { SchemaGraph } from "@golem-stream/schema-value";
 import { violation } from "./errors.js";
-import { OutputStream, type OutputStreamHost } from "./output-stream.js";
+import { OutputStream, type OutputChunk, type OutputStreamHost } from "./output-stream.js";
 import { checkResult, valueToJs, type ElementSchema } from "./schema.js";
 import { isTerminalCursor, itemCursorPosition, streamIdentityOf } from "./token-peek.js";
 import { findStreamTokens } from "./values.js";
@@ -72,6 +72,7 @@ export class OutputRegistry {
       onQueueChange: (_entries, bytes) => this.#host.onQueueChange(stream!, bytes),
       onCommit: () => this.#host.commit(),
       sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
+      onItemDropped: (chunk) => this.#dropNested(chunk),
       inputFailure: () => this.#host.inputFailure(),
     };
     const deliveredAt = inherited === undefined ? undefined : itemCursorPosition(inherited);
@@ -112,6 +113,12 @@ export class OutputRegistry {
       const stream = this.streamFor(leaf.streamToken);
       stream.coordinate ??= leaf.coordinate;
     }
+  }
+
+  /** An item will never be handed out: the streams it nests are dropped, unless already read (`OutputStream.dropUnread`). */
+  #dropNested(chunk: OutputChunk): void {
+    if (chunk instanceof Uint8Array || "bytes" in chunk) return;
+    for (const leaf of findStreamTokens(chunk as unknown as JsonValue)) this.#streams.get(leaf.streamToken)?.dropUnread();
   }
 
   /** Validates a result, registers its streams in document order, and offers its JavaScript view. */

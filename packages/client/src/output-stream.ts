@@ -60,6 +60,11 @@ export interface OutputStreamHost {
   /** The consumer cancelled or dropped the stream. */
   sendCancel(stream: OutputStream, reason: ClientCancelReason): void;
   /**
+   * A received item will never reach the consumer: it cancelled or dropped the stream first. The
+   * streams nested in that item are unreachable through it, so the host drops them too.
+   */
+  onItemDropped(chunk: OutputChunk): void;
+  /**
    * What the first input source of this call that failed here threw, if one did: the likely
    * cause of an output failing next (the producer reading that input fails), which the server's
    * public, generic message cannot say. Boxed: a source may throw `undefined`.
@@ -224,7 +229,11 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       chunk = chunk.subarray(Number(expected - sequence));
     }
     this.#nextSequence = end;
-    if (this.#cancelReason !== undefined || this.#finished) return true; // dropped by the consumer: discard
+    if (this.#cancelReason !== undefined || this.#finished) {
+      // Dropped by the consumer: discarded, with whatever it nests.
+      this.#host.onItemDropped(chunk);
+      return true;
+    }
     const bytes = Math.max(wireBytes, chunkBytes(chunk));
     this.#queue.push({ chunk, cursorToken, bytes });
     this.#queuedBytes += bytes;
@@ -367,13 +376,14 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     this.#finished = true;
     const handedOut = this.#handedOut;
     this.#handedOut = undefined;
-    this.#release();
+    const released = this.#release();
     // Tell the server first and synchronously: a caller may close the connection right after.
     const ending = this.#ending;
     if (ending === undefined) {
       this.#cancelReason = reason;
       this.#host.sendCancel(this, reason);
     }
+    for (const entry of released) this.#host.onItemDropped(entry.chunk);
     this.#notify();
     await this.#retain(handedOut);
     if (ending !== undefined) await this.#retain(ending.cursorToken);
@@ -487,14 +497,27 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return this.#host.onCommit();
   }
 
-  #release(): void {
+  /** Empties the queue; what it held, never handed out. */
+  #release(): Entry[] {
+    const released = this.#queue.slice(this.#head);
     let bytes = 0;
-    const entries = this.#queue.length - this.#head;
-    for (let i = this.#head; i < this.#queue.length; i++) bytes += this.#queue[i]?.bytes ?? 0;
+    for (const entry of released) bytes += entry.bytes;
     this.#queue.length = 0;
     this.#head = 0;
     this.#queuedBytes = 0;
-    if (entries > 0) this.#host.onQueueChange(-entries, -bytes);
+    if (released.length > 0) this.#host.onQueueChange(-released.length, -bytes);
+    return released;
+  }
+
+  /**
+   * @internal The item that exposed this stream never reached a consumer (`onItemDropped`): unless
+   * someone already reads it (found through `call.streams` or the `stream` event), nobody can, and
+   * an unread stream would stall the session (protocol 12), so it is dropped as `consumer-drop`.
+   */
+  dropUnread(): void {
+    if (this.#iterating || this.#finished || this.#halted !== undefined) return;
+    // A cursor that cannot be saved fails the whole session, which reports it.
+    this.cancel("consumer-drop").catch(() => undefined);
   }
 
   /**
@@ -515,7 +538,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * The item handed out last becomes delivered only if its consumer comes back for more.
    */
   cancelWith(error: ClientError): void {
-    if (this.#finished || this.#halted !== undefined) return;
+    if (this.#iterating || this.#finished || this.#halted !== undefined) return;
     if (this.#ending === undefined && this.#cancelReason === undefined) {
       this.#cancelReason = "cancelled";
       this.#host.sendCancel(this, "cancelled");
@@ -529,7 +552,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * the consumer's next `next()` throws `error`.
    */
   halt(error: ClientError): void {
-    if (this.#finished || this.#halted !== undefined) return;
+    if (this.#iterating || this.#finished || this.#halted !== undefined) return;
     this.#halted = error;
     this.#release();
     if (this.#ending === undefined) {

@@ -471,8 +471,10 @@ export class Session {
             throw violation(`a text item on a stream<${schema.direct}>, whose items must be binary messages`);
           this.#outputs.adoptSchemas(checkItem(schema, message.value).streams);
         }
-        if (stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes)) this.#progressed = true;
+        // Its nested streams exist before it is queued: a stream the consumer dropped discards the
+        // item at once, and drops them with it.
         this.#outputs.locateNested(message.value);
+        if (stream.pushItem(message.sequence, 1n, message.value, message.cursorToken, wireBytes)) this.#progressed = true;
         return;
       }
       case "output-u8": {

@@ -25,6 +25,7 @@ describe("output stream dedupe", () => {
             onQueueChange: (entries) => void (queued += entries),
             onCommit: () => undefined,
             sendCancel: () => undefined,
+            onItemDropped: () => undefined,
             inputFailure: () => undefined,
           };
           const stream = new OutputStream("s", host);
