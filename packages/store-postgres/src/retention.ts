@@ -15,17 +15,43 @@ export async function storedBytesByPrincipal(store: StoreContext, finishedBefore
   return rows.map((row) => ({ account: row.account, principal: row.principal, bytes: Number(row.bytes) }));
 }
 
-export function purgeFinished(store: StoreContext, finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
+/**
+ * Sessions purged by one write. A purge is a run of short writes, not one statement: a backlog
+ * (a million rows of logs) deleted at once outlasts the statement timeout, is cancelled and rolled
+ * back, so nothing was ever purged, and it held the node's one writer, every commit behind it, for
+ * the whole timeout. Each batch commits on its own, with the writes queued meanwhile; a batch's
+ * time grows with its sessions' logs (a session's rows go in one statement, however many).
+ */
+export const PURGE_BATCH_SESSIONS = 200;
+/** Tombstones dropped by one write (a row each, no cascade). */
+export const DROP_BATCH_TOMBSTONES = 5_000;
+
+/**
+ * Purges in batches (`PURGE_BATCH_SESSIONS`) until none is left finished before `finishedBefore`;
+ * resolves to how many it purged. Stopped by a failure, the batches before it stay purged.
+ */
+export async function purgeFinished(store: StoreContext, finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
   if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
-    return Promise.reject(new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`));
+    throw new RangeError(`purgeFinished needs times in milliseconds, got ${finishedBefore}, ${now}, ${tombstonesBefore}`);
   }
   const sql = store.sql;
-  return store.write(async (tx) => {
-    // Old tombstones go first, so the ones this purge leaves are kept whatever `now` is.
-    await tx.query(sql.dropTombstones, [before(tombstonesBefore)]);
-    const purged = await tx.query<{ purged: string }>(sql.purge, [before(finishedBefore), Math.round(now)]);
-    return Number(purged.rows[0]?.purged ?? 0);
-  });
+  // Old tombstones go first, so the ones this purge leaves are kept whatever `now` is.
+  for (;;) {
+    const dropped = await store.write(
+      async (tx) => (await tx.query(sql.dropTombstones, [before(tombstonesBefore), DROP_BATCH_TOMBSTONES])).rowCount,
+    );
+    // Fewer than a batch: none is left (another node's purge may have taken some of this one's).
+    if ((dropped ?? 0) < DROP_BATCH_TOMBSTONES) break;
+  }
+  let total = 0;
+  for (;;) {
+    const purged = await store.write(async (tx) => {
+      const { rows } = await tx.query<{ purged: string }>(sql.purge, [before(finishedBefore), Math.round(now), PURGE_BATCH_SESSIONS]);
+      return Number(rows[0]?.purged ?? 0);
+    });
+    total += purged;
+    if (purged < PURGE_BATCH_SESSIONS) return total;
+  }
 }
 
 /**

@@ -170,10 +170,13 @@ export function statements(s: string) {
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
       AND ($4::bigint IS NULL OR owner_epoch = $4)`,
-    // One statement: the sessions go, their attempt ids and idempotency scopes stay as tombstones
-    // (every part sees the rows as they were before the DELETE and its cascades).
-    purge: `WITH purged AS (
-        DELETE FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1
+    // One statement per batch of at most $3 sessions, the longest finished first (the index
+    // sessions_finished): the sessions go, their attempt ids and idempotency scopes stay as
+    // tombstones (every part sees the rows as they were before the DELETE and its cascades).
+    purge: `WITH batch AS (
+        SELECT session_id FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1 ORDER BY finished_at LIMIT $3
+      ), purged AS (
+        DELETE FROM ${s}.sessions WHERE session_id IN (SELECT session_id FROM batch) AND state = 'finished'
         RETURNING session_id, account, application, environment, agent_type, agent_identity, idempotency_key
       ), attempt_stones AS (
         INSERT INTO ${s}.tombstones (kind, key, stamped_at)
@@ -185,7 +188,9 @@ export function statements(s: string) {
         ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
       )
       SELECT count(*) AS purged FROM purged`,
-    dropTombstones: `DELETE FROM ${s}.tombstones WHERE stamped_at < $1`,
+    // At most $2 per statement, the oldest first (the index tombstones_stamped).
+    dropTombstones: `DELETE FROM ${s}.tombstones WHERE (kind, key) IN (
+        SELECT kind, key FROM ${s}.tombstones WHERE stamped_at < $1 ORDER BY stamped_at LIMIT $2)`,
     ownerOf: `SELECT owner_node FROM ${s}.sessions WHERE session_id = $1`,
     ownership: `SELECT owner_node, owner_epoch FROM ${s}.sessions WHERE session_id = $1`,
     heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)

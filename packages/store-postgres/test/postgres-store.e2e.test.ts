@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, SCHEMA_VERSION } from "../src/index.js";
+import { DROP_BATCH_TOMBSTONES, PURGE_BATCH_SESSIONS } from "../src/retention.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
@@ -328,6 +329,48 @@ describe("reads", () => {
     // Alone, and for a session that does not exist, as before.
     expect((await store.getSession(awkward))?.sessionId).toBe(awkward);
     expect(await Promise.all([store.getSession("missing"), store.listStreams("missing")])).toEqual([undefined, []]);
+  });
+});
+
+describe("retention in batches", () => {
+  it("a backlog larger than a batch is purged by several writes, each committed on its own, every session with its tombstones", async () => {
+    const store = await connect();
+    const backlog = Array.from({ length: PURGE_BATCH_SESSIONS * 2 + 7 }, (_, i) => session({ idempotencyKey: `key-${i}` }));
+    await Promise.all(
+      backlog.map(async (s) => {
+        await store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
+        await store.finish(s.sessionId, '{"kind":"success"}', 5000);
+      }),
+    );
+    const groups: number[] = [];
+    store.observeCommits((_seconds, writes) => groups.push(writes));
+
+    expect(await store.purgeFinished(6000, 10_000, 0)).toBe(backlog.length);
+
+    // The tombstones' write, then one per batch: each its own commit, not one statement holding the writer.
+    expect(groups).toEqual([1, 1, 1, 1]);
+    const [first] = backlog;
+    expect(await store.getSession(first!.sessionId)).toBeUndefined();
+    expect(await store.createSession(first!, [], startAttempt(first!))).toEqual({ kind: "purged" });
+    expect(await store.purgeFinished(6000, 10_000, 0)).toBe(0);
+  });
+
+  it("tombstones past their retention are dropped in batches too, every one of them", async () => {
+    const schema = freshSchema();
+    const store = await connect({ schema });
+    const client = await admin();
+    try {
+      await client.query(`INSERT INTO ${schema}.tombstones (kind, key, stamped_at)
+        SELECT 'attempt', 'a' || i, 1000 FROM generate_series(1, ${DROP_BATCH_TOMBSTONES + 3}) AS i`);
+      const groups: number[] = [];
+      store.observeCommits((_seconds, writes) => groups.push(writes));
+      expect(await store.purgeFinished(0, 10_000, 2000)).toBe(0);
+      // Two writes of tombstones, then the purge's one (nothing to purge).
+      expect(groups).toEqual([1, 1, 1]);
+      expect((await client.query(`SELECT count(*)::int AS n FROM ${schema}.tombstones`)).rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 });
 
