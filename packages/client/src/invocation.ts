@@ -9,6 +9,7 @@ import { ClientError } from "./errors.js";
 import type { ResumeState } from "./checkpoint.js";
 import type { InputStream } from "./input-stream.js";
 import type { OutputStream } from "./output-stream.js";
+import { EventListeners } from "./event-listeners.js";
 import { Session, type SessionConfig, type SessionEvent, type SessionStart } from "./session.js";
 
 /** The method's result. Output streams found in `value` are listed in document order. */
@@ -115,7 +116,7 @@ export class Invocation {
   readonly #controller = new AbortController();
   /** The first input source of this call that failed here (`inputFailed`): the likely cause of a failure that follows. */
   #inputFailure: unknown;
-  readonly #listeners = new Map<keyof InvocationEvents, Set<(event: never) => void>>();
+  readonly #listeners = new EventListeners<InvocationEvents>((event, error) => this.#listenerFailed(event, error));
 
   /** @internal Use `client.invoke`, `client.resume` or `client.takeover`. */
   constructor(config: SessionConfig, start: SessionStart, onCheckpoint: CheckpointCallback | undefined, signal: AbortSignal | undefined) {
@@ -238,16 +239,33 @@ export class Invocation {
     return this.#session.detach();
   }
 
-  /** Calls `listener` on each `event` (see `InvocationEvents`); returns a function that removes it. */
+  /**
+   * Calls `listener` on each `event` (see `InvocationEvents`); returns a function that removes it.
+   * A listener that throws fails the call with `invalid-argument` while its outcome is open, and is
+   * rethrown asynchronously otherwise (docs/protocol/client.md §3a).
+   */
   on<E extends keyof InvocationEvents>(event: E, listener: (payload: InvocationEvents[E]) => void): () => void {
-    let set = this.#listeners.get(event);
-    if (set === undefined) this.#listeners.set(event, (set = new Set()));
-    set.add(listener as (event: never) => void);
-    return () => set.delete(listener as (event: never) => void);
+    return this.#listeners.add(event, listener);
   }
 
   #emit<E extends keyof InvocationEvents>(event: E, payload: InvocationEvents[E]): void {
-    for (const listener of this.#listeners.get(event) ?? []) (listener as (payload: InvocationEvents[E]) => void)(payload);
+    this.#listeners.emit(event, payload);
+  }
+
+  /**
+   * A listener threw: the application's bug, reported as such. While the call's outcome is open it
+   * fails the call, as a `getToken` that throws does; once the outcome is decided (an event of a
+   * cancel's delivery, say) nothing is left to fail, and it is rethrown in a microtask of its own,
+   * where the platform reports any uncaught exception.
+   */
+  #listenerFailed(event: keyof InvocationEvents, thrown: unknown): void {
+    const why = thrown instanceof Error ? thrown.message : String(thrown);
+    const error = new ClientError("invalid-argument", `a listener of the ${event} event threw: ${why}`, { cause: thrown });
+    if (!this.#session.failedByApplication(error)) {
+      queueMicrotask(() => {
+        throw thrown;
+      });
+    }
   }
 
   #dispatch(event: SessionEvent, resolveAccepted: (event: AcceptedEvent) => void): void {

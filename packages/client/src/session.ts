@@ -286,7 +286,10 @@ export class Session {
       // is, so a quiet, long invocation survives well-spaced losses.
       const stable = this.#acceptedAt !== undefined && performance.now() - this.#acceptedAt >= this.#config.policy.stableAfterMs;
       if (this.#progressed || stable) failures = 0;
-      if (outcome.kind === "revoked") this.#callbacks.onEvent({ type: "revoked" });
+      if (outcome.kind === "revoked") {
+        this.#callbacks.onEvent({ type: "revoked" });
+        if (this.#done) return; // its listener failed the call
+      }
       if (this.#cancel !== undefined && outcome.kind === "rejected" && this.#sessionToken === undefined) {
         // A cancelled call whose start attempt was rejected: that attempt runs nothing on the
         // server (protocol 6.2), and no other attempt of it can be pending — nothing to cancel.
@@ -385,6 +388,17 @@ export class Session {
       this.#fail(new ClientError("aborted", message));
     }
     return state;
+  }
+
+  /**
+   * The application's own code failed the call (an event listener threw): it stops as on any
+   * failure, nothing cancelled. False when the call's outcome was decided already (finished,
+   * failed, cancelled): then there is nothing left to fail.
+   */
+  failedByApplication(error: ClientError): boolean {
+    if (this.#done || this.#cancel !== undefined) return false;
+    this.#fail(error);
+    return true;
   }
 
   /** A defect in this package: stop everything (an invocation-wide cancel counts as undelivered). */
