@@ -174,6 +174,31 @@ describe("an output write the store fails", () => {
     expect(store.watchedFailures).toBe(1); // the failure went the way the session hands such items over
   });
 
+  it("an input write the store fails with the client's end right behind it: the end is not recorded short of its items; the input is cancelled as without it, and a takeover sees the cancel", async () => {
+    store.failInputAt = 3n;
+    const client = await RawClient.connect(server.url());
+    client.send(demoStart("tally", v.record(v.stream(randomUUID()))));
+    const accepted = await client.nextOf("invocationAccepted");
+    const channel = accepted.mappings[0]!.channel;
+    for (let i = 0; i < 6; i++) client.send({ type: "inputStreamItem", channel, sequence: BigInt(i), value: v.str(`item ${i}`) });
+    client.send({ type: "inputStreamEnd", channel, sequence: 6n });
+    const { messages, closed } = await client.all();
+    expect(messages.filter((m) => m.type === "invocationRejected")).toEqual([]);
+    expect(messages).toContainEqual({ type: "streamCancel", channel, reason: "invocation-failed" });
+    expect(messages.filter((m) => m.type === "inputStreamAck").at(-1)).toMatchObject({ highestContiguousSequence: 3n, terminal: true });
+    expect(messages.at(-1)).toMatchObject({ type: "invocationFinished", outcome: { kind: "failure", code: "invocation-failed" } });
+    expect(closed.code).toBe(1000);
+    // The log holds the server's cancel at 3, not an end the client never sent there.
+    const sessionId = (inspectToken(accepted.sessionToken).fields as { sessionId: string }).sessionId;
+    expect(await store.listStreams(sessionId)).toMatchObject([
+      { count: 3n, inputTerminal: { kind: "cancelled", reason: "invocation-failed", by: "server" } },
+    ]);
+    const next = await RawClient.connect(server.url());
+    next.send(resumeAttach("takeover", accepted.sessionToken));
+    expect((await next.nextOf("invocationAccepted")).mappings[0]!.inputHighWater).toEqual({ sequence: 3n, terminal: true });
+    next.terminate();
+  });
+
   it("a result the store fails to record: the invocation fails (its result's streams were never stored, so nothing ends them)", async () => {
     store.failResult = true;
     const client = await RawClient.connect(server.url());

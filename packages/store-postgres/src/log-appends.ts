@@ -49,14 +49,26 @@ export async function readInput(store: StoreContext, streamId: string, from: big
   return chunks;
 }
 
-export function endInput(store: StoreContext, streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+export function endInput(store: StoreContext, streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void> {
   const sql = store.sql;
   return store.write(async (tx) => {
-    const ended = await tx.query<{ session_id: string }>(sql.endInput, [encodeInputTerminal(terminal), streamId, epoch ?? null]);
+    const ended = await tx.query<{ session_id: string }>(sql.endInput, [
+      encodeInputTerminal(terminal),
+      streamId,
+      epoch ?? null,
+      count ?? null,
+    ]);
     const sessionId = ended.rows[0]?.session_id;
-    // No row: the input had ended already (nothing to do), or the epoch is stale (refused).
-    if (sessionId === undefined) await checkEpoch(tx, sql.streamEpoch, streamId, epoch);
-    else tx.notify(encodeNote(sessionId, { kind: "input", streamId }));
+    if (sessionId !== undefined) {
+      tx.notify(encodeNote(sessionId, { kind: "input", streamId }));
+      return;
+    }
+    // No row: the epoch is stale (refused), the input had ended already (nothing to do), or it
+    // does not hold `count` items (refused: SessionStore.endInput).
+    await checkEpoch(tx, sql.streamEpoch, streamId, epoch);
+    if (count === undefined) return;
+    const stream = await tx.query<{ ended: boolean }>(sql.inputEnded, [streamId]);
+    if (stream.rows[0]?.ended === false) throw new Error("input end does not follow the stream's items");
   });
 }
 

@@ -292,8 +292,8 @@ export class PostgresSessionStore implements ClusterSessionStore {
     return logs.readInput(this.#context, streamId, from, to);
   }
 
-  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
-    return logs.endInput(this.#context, streamId, terminal, epoch);
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void> {
+    return logs.endInput(this.#context, streamId, terminal, epoch, count);
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {

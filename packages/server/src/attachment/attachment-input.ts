@@ -391,9 +391,18 @@ export class AttachmentInput {
   async #endNow(stream: StreamState, sequence: bigint): Promise<void> {
     if (sequence < stream.count) throw new ProtocolError("input-conflict", "inputStreamEnd claims fewer items than were accepted");
     if (sequence > stream.count) throw new ProtocolError("input-gap", "inputStreamEnd claims items that were never accepted");
-    await this.#link.session.endInput(stream);
-    // Settled by now (committed before the end, or failed, which faults this attachment: then
-    // nothing is sent); the ACK says every item is durable, so it never goes before them.
+    try {
+      await this.#link.session.endInput(stream);
+    } catch (error) {
+      // The store refuses an end behind an item whose commit failed (it would end the input
+      // short): that failure tells the client, as the invocation's (the input's cancel and its
+      // terminal ACK) or as this attachment's fault.
+      await stream.inputCommitted;
+      if (this.#commitFailed) return;
+      throw error;
+    }
+    // Settled by now (committed before the end); the ACK says every item is durable, so it never
+    // goes before them.
     await stream.inputCommitted;
     this.#link.channels.close(stream.streamId);
     await this.#link.send(this.#ack(stream, []));

@@ -155,6 +155,9 @@ export class OutcomeRecorder {
     // instead of `reason`), whenever the input's commit and the agent's failure beat this loop.
     for (const stream of this.#host.streams()) if (stream.direction === "output") stream.producer?.abort(new Error(reason));
     for (const stream of this.#host.streams()) {
+      // A client's end on its way is refused when it follows an item whose commit failed (the
+      // store keeps it where its items are): then the input is still open, and is cancelled here.
+      if (stream.direction === "input" && stream.inputTerminalWrite !== undefined) await stream.inputTerminalWrite;
       if (stream.terminal) continue;
       // After a refused write (a result, or an item that introduced streams), its new streams are
       // known here but not in the store: there is nothing to end, and the store would refuse it.

@@ -330,6 +330,8 @@ export class SessionInput {
       stream.streamId,
       terminal,
       terminal.kind === "cancelled" && terminal.by === "server" ? this.#host.ownerEpoch() : this.#host.clientWriteEpoch(),
+      // A natural end only where its items are: behind a chunk whose commit fails, it is refused.
+      terminal.kind === "end" ? stream.count : undefined,
     );
     const settled = written.then(
       () => undefined,

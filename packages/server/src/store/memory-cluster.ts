@@ -143,8 +143,10 @@ class MemoryClusterNode implements ClusterSessionStore {
     return this.#store.readInput(streamId, from, to);
   }
 
-  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
-    return this.#publishing(this.#sessionOf(streamId), { kind: "input", streamId }, () => this.#store.endInput(streamId, terminal, epoch));
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void> {
+    return this.#publishing(this.#sessionOf(streamId), { kind: "input", streamId }, () =>
+      this.#store.endInput(streamId, terminal, epoch, count),
+    );
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {

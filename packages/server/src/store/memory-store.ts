@@ -156,10 +156,12 @@ export class MemorySessionStore implements SessionStore {
     return found;
   }
 
-  async endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void> {
+  async endInput(streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void> {
     const stream = this.#streams.get(streamId);
     this.#fence(stream?.sessionId, epoch);
-    if (stream !== undefined && stream.inputTerminal === undefined) stream.inputTerminal = terminal;
+    if (stream === undefined || stream.inputTerminal !== undefined) return;
+    if (count !== undefined && stream.count !== count) throw new Error("input end does not follow the stream's items");
+    stream.inputTerminal = terminal;
   }
 
   async appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {

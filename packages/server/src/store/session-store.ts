@@ -227,8 +227,13 @@ export interface SessionStore {
   joinInputWatched?(chunk: InputChunk, epoch: bigint | undefined, watcher: InputCommitWatcher): boolean;
   /** Chunks overlapping `[from, to)`, in order, to compare a resend with what was accepted. */
   readInput(streamId: string, from: bigint, to: bigint): Promise<InputChunk[]>;
-  /** Records the input's terminal unless it has one; `epoch` as for `acceptInput`. */
-  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint): Promise<void>;
+  /**
+   * Records the input's terminal unless it has one; `epoch` as for `acceptInput`. With `count`
+   * (a client's natural end, at the sequence it sent), an input without a terminal that does not
+   * hold exactly `count` items is refused (rejects) and keeps no terminal: the end followed items
+   * whose commit failed, and recorded it would end the input short of what the client sent.
+   */
+  endInput(streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void>;
 
   /** Appends the next output event and the streams it introduced; `epoch`: the owner's ownership epoch (fenced). */
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void>;

@@ -28,6 +28,7 @@ export interface SqliteStatements {
   readonly advanceOutput: Statement;
   readonly readInput: Statement;
   readonly endInput: Statement;
+  readonly inputEnded: Statement;
   readonly endOutput: Statement;
   readonly readOutput: Statement;
   readonly appendJournal: Statement;
@@ -83,7 +84,11 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     readInput: db.prepare(`SELECT * FROM input_chunks WHERE stream_id = @stream
       AND sequence >= COALESCE((SELECT MAX(sequence) FROM input_chunks WHERE stream_id = @stream AND sequence <= @from), 0)
       AND sequence < @to AND sequence + item_count > @from ORDER BY sequence`),
-    endInput: db.prepare("UPDATE streams SET input_terminal = ? WHERE stream_id = ? AND input_terminal IS NULL"),
+    // @count: a client's natural end, recorded only where the input holds exactly that many items.
+    endInput: db.prepare(`UPDATE streams SET input_terminal = @terminal WHERE stream_id = @stream AND input_terminal IS NULL
+      AND (@count IS NULL OR count = @count)`),
+    // An end the update above did not record: whether the input had ended already.
+    inputEnded: db.prepare("SELECT input_terminal IS NOT NULL AS ended FROM streams WHERE stream_id = ?"),
     endOutput: db.prepare(`UPDATE streams SET output_terminal = 1 WHERE stream_id = ? AND count = ?
       AND direction = 'output' AND output_terminal = 0`),
     // From the row holding `from`, which may be a packed row that starts before it.

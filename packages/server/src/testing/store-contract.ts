@@ -203,6 +203,29 @@ export function storeContract(api: TestApi, name: string, open: () => SessionSto
       await store.close();
     });
 
+    it("endInput with a count records a natural end only where the input holds that many items: elsewhere it is refused and records nothing; once ended, another end changes nothing", async () => {
+      const store = await open();
+      const s = session();
+      const input = stream(s.sessionId, "input");
+      await store.createSession(s, [input], startAttempt(s));
+      await store.acceptInput({ streamId: input.streamId, sequence: 0n, itemCount: 2n, data: bytes("ab"), mimeType: undefined }, []);
+      // Issued together with the chunk before it: the end behind a refused chunk is refused too.
+      const [refusedChunk, endPastIt] = await Promise.allSettled([
+        store.acceptInput({ streamId: input.streamId, sequence: 3n, itemCount: 1n, data: bytes("d"), mimeType: undefined }, []),
+        store.endInput(input.streamId, { kind: "end" }, undefined, 4n),
+      ]);
+      expect([refusedChunk.status, endPastIt.status]).toEqual(["rejected", "rejected"]);
+      await expect(store.endInput(input.streamId, { kind: "end" }, undefined, 1n)).rejects.toThrow();
+      expect((await store.listStreams(s.sessionId))[0]).toMatchObject({ count: 2n, inputTerminal: undefined });
+      await store.endInput(input.streamId, { kind: "end" }, undefined, 2n);
+      expect((await store.listStreams(s.sessionId))[0]).toMatchObject({ count: 2n, inputTerminal: { kind: "end" } });
+      // Ended: an end again (the client's resend) or a cancel is done, whatever its count.
+      await store.endInput(input.streamId, { kind: "end" }, undefined, 5n);
+      await store.endInput(input.streamId, { kind: "cancelled", reason: "invocation-failed", by: "server" });
+      expect((await store.listStreams(s.sessionId))[0]).toMatchObject({ count: 2n, inputTerminal: { kind: "end" } });
+      await store.close();
+    });
+
     it("fencing: a session stays at ownership epoch 1 unless a cluster claims it; a write with another epoch is refused as ownership-lost and stores nothing, with epoch 1 or none it goes through", async () => {
       const store = await open();
       const s = session();
