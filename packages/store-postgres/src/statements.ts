@@ -105,8 +105,10 @@ export function statements(s: string) {
     readInput: `SELECT * FROM ${s}.input_chunks WHERE stream_id = $1
       AND sequence >= COALESCE((SELECT max(sequence) FROM ${s}.input_chunks WHERE stream_id = $1 AND sequence <= $3), 0)
       AND sequence < $2 AND sequence + item_count > $3 ORDER BY sequence`,
+    // $4: a client's natural end, recorded only where the input holds exactly that many items.
     endInput: `UPDATE ${s}.streams SET input_terminal = $1 WHERE stream_id = $2 AND input_terminal IS NULL
-      AND ($3::bigint IS NULL OR owner_epoch = $3) RETURNING session_id`,
+      AND ($3::bigint IS NULL OR owner_epoch = $3) AND ($4::bigint IS NULL OR count = $4) RETURNING session_id`,
+    inputEnded: `SELECT input_terminal IS NOT NULL AS ended FROM ${s}.streams WHERE stream_id = $1`,
     insertOutput: `INSERT INTO ${s}.output_events (stream_id, sequence, event, item_count, data, mime_type, outcome)
       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
     endOutput: `UPDATE ${s}.streams SET output_terminal = true WHERE stream_id = $1 AND count = $2
