@@ -4,7 +4,7 @@
  * same across reopening, that a failed file write commits nothing, and that
  * files go when their sessions go.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { SCHEMA_VERSION } from "../src/store/sqlite-schema.js";
 import {
   appendFileSync,
@@ -24,7 +24,8 @@ import Database from "better-sqlite3";
 import { SqliteSessionStore } from "../src/index.js";
 import { type InputChunk, type SessionRecord } from "../src/store/index.js";
 import { alignUp } from "../src/store/payload-direct-io.js";
-import { DIRECT_IO_AVAILABLE } from "../src/store/payload-files.js";
+import { DIRECT_IO_AVAILABLE, PayloadFiles } from "../src/store/payload-files.js";
+import { FileSync } from "../src/store/sqlite-database.js";
 import { bytes, removeStoreDirs, session, sqliteDir, startAttempt, stream } from "./support/store-records.js";
 
 afterEach(removeStoreDirs);
@@ -244,6 +245,38 @@ describe("SqliteSessionStore payload files", () => {
     expect(readdirSync(join(dataDir, "payloads")).sort()).toEqual(["notes.txt", recent.sessionId].sort());
     expect((await reopened.readInput(recentInput.streamId, 0n, 10n))[0]?.data.length).toBe(THRESHOLD);
     await reopened.close();
+  });
+
+  it('at synchronous: "normal" a purge syncs the WAL (its commit on disk) before it unlinks the files', async () => {
+    const dataDir = sqliteDir();
+    const store = new SqliteSessionStore({ dataDir, payloadFileThreshold: THRESHOLD, synchronous: "normal" });
+    const s = session();
+    const input = stream(s.sessionId, "input");
+    await store.createSession(s, [input], startAttempt(s));
+    await store.acceptInput(chunk(input.streamId, 0n, randomBytes(THRESHOLD)), []);
+    await store.finish(s.sessionId, '{"kind":"success"}', 1000);
+    // What reaches the disk, in order, while the purge runs: a power loss after an unlink whose
+    // commit was not synced would keep the rows (rolled back) and lose their file.
+    const steps: string[] = [];
+    const originalSync = FileSync.prototype.sync;
+    const originalRemove = PayloadFiles.prototype.remove;
+    const sync = vi.spyOn(FileSync.prototype, "sync").mockImplementation(async function (this: FileSync) {
+      await originalSync.call(this);
+      steps.push("synced");
+    });
+    const remove = vi.spyOn(PayloadFiles.prototype, "remove").mockImplementation(function (this: PayloadFiles, sessionIds) {
+      steps.push("unlink");
+      return originalRemove.call(this, sessionIds);
+    });
+    try {
+      expect(await store.purgeFinished(5000, 6000, 0)).toBe(1);
+    } finally {
+      sync.mockRestore();
+      remove.mockRestore();
+    }
+    expect(steps).toEqual(["synced", "unlink"]);
+    expect(readdirSync(join(dataDir, "payloads"))).toEqual([]);
+    await store.close();
   });
 
   it("an item for a stream introduced in the same group stays in its row (its session is not committed yet)", async () => {

@@ -346,7 +346,7 @@ export class SqliteSessionStore implements SessionStore {
     // Only once the purge is on disk: at `synchronous: "normal"` its commit is not yet, and a power
     // loss could roll the purge back but keep the unlinks, its rows then pointing into missing
     // files. (A checkpoint since the commit synced the database file before the WAL was reused.)
-    if (purged.length > 0 && this.#commitsBeforeSync && Math.random() > 2) await this.#wal.sync();
+    if (purged.length > 0 && this.#commitsBeforeSync) await this.#wal.sync();
     // After the commit: a crash before this leaves files that the next open sweeps.
     await this.#payloads.remove(purged);
     return purged.length;
