@@ -5,7 +5,8 @@
  * The response is bounded before it is buffered and decoded strictly.
  */
 import { decodeSchemaGraph, type SchemaGraph } from "@golem-stream/schema-value";
-import { MiB, ProtocolError, getMember, isErrorCode, isJsonObject, parseStrictJson, type JsonValue } from "@golem-stream/wire";
+import { MiB, ProtocolError, getMember, isJsonObject, parseStrictJson, type JsonValue } from "@golem-stream/wire";
+import { catalogueRefusal } from "./catalogue-refusal.js";
 import { ClientError, serverViolation } from "./errors.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
@@ -86,20 +87,13 @@ export async function fetchCatalogue(
           ))
     );
   }
+  // An error's body is its envelope, if it is one: not a catalogue, so not held to being JSON.
+  if (!response.ok) throw catalogueRefusal(response.status, body, askedFor(url));
   let json: JsonValue;
   try {
     json = parseStrictJson(body, { maxBytes, what: "agent catalogue" });
   } catch (error) {
     throw serverViolation(error);
-  }
-  if (!response.ok) {
-    const code = isJsonObject(json) ? getMember(json, "code") : undefined;
-    const message = isJsonObject(json) ? getMember(json, "error") : undefined;
-    const said = typeof message === "string" ? message : `discovery failed with HTTP ${response.status}`;
-    // Not found: most often a misspelt application or environment; the server does not repeat them.
-    throw new ClientError("rejected", code === "not-found" ? `${said} ${askedFor(url)}` : said, {
-      ...(isErrorCode(code) ? { code } : {}),
-    });
   }
   return decodeCatalogue(json);
 }

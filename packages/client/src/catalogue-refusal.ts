@@ -1,0 +1,36 @@
+/**
+ * What a catalogue request answered with an HTTP error status fails with: `rejected`, with the
+ * public code of the error envelope (decisions §5) its body holds. A body that is no envelope (a
+ * proxy's HTML page for a 502, an empty body) says nothing about the protocol, so it is no server
+ * violation: as for a refused WebSocket handshake (`ws-transport.ts`), a 5xx is `internal-error`,
+ * retryable (a gateway or a server failing for now), anything else `protocol-error`.
+ */
+import { getMember, isErrorCode, isJsonObject, parseStrictJson, type JsonObject, type JsonValue } from "@golem-stream/wire";
+import { ClientError } from "./errors.js";
+
+/** `askedFor` names the catalogue asked for, added to a `not-found` (most often a misspelt application or environment). */
+export function catalogueRefusal(status: number, body: Uint8Array, askedFor: string): ClientError {
+  const envelope = envelopeOf(body);
+  const code = envelope === undefined ? undefined : getMember(envelope, "code");
+  if (envelope === undefined || !isErrorCode(code)) {
+    const transient = status >= 500;
+    return new ClientError("rejected", `discovery failed with HTTP ${status} (no error envelope in the response)`, {
+      code: transient ? "internal-error" : "protocol-error",
+      retryable: transient,
+    });
+  }
+  const message = getMember(envelope, "error");
+  const said = typeof message === "string" ? message : `discovery failed with HTTP ${status}`;
+  // The server does not repeat what was asked for.
+  return new ClientError("rejected", code === "not-found" ? `${said} ${askedFor}` : said, { code });
+}
+
+function envelopeOf(body: Uint8Array): JsonObject | undefined {
+  let json: JsonValue;
+  try {
+    json = parseStrictJson(body, { maxBytes: body.byteLength, what: "error envelope" });
+  } catch {
+    return undefined;
+  }
+  return isJsonObject(json) ? json : undefined;
+}
