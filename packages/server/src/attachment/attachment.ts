@@ -65,6 +65,7 @@ export class Attachment implements AttachmentSink {
   /** Nothing but invocationAccepted may be sent before it. */
   #opened = false;
   #ended = false;
+  readonly #endedSignal = new AbortController();
 
   constructor(
     session: LiveSession,
@@ -96,6 +97,15 @@ export class Attachment implements AttachmentSink {
 
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * Aborted when the attachment ends (replaced, closed, broken): a message of its connection
+   * still waiting for the session's byte permits then leaves the queue, which the next
+   * attachment's messages wait behind (a revoked connection's socket may take seconds to close).
+   */
+  get endedSignal(): AbortSignal {
+    return this.#endedSignal.signal;
   }
 
   // ------------------------------------------------------------ opening
@@ -294,6 +304,7 @@ export class Attachment implements AttachmentSink {
   #end(reason: AttachmentEnd): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#endedSignal.abort();
     this.observed.ended(reason);
     this.session.detach(this);
     this.#onEnd(this);

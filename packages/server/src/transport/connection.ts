@@ -321,13 +321,22 @@ export class Connection {
       if (message === undefined) return undefined;
       if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
       return permits
-        .acquire(permitBytes, this.#closing.signal)
+        .acquire(permitBytes, this.#waitEnds(attachment))
         .then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
     }
-    return permits.acquire(permitBytes, this.#closing.signal).then((held) =>
-      // Not held: the connection closed while it waited.
+    return permits.acquire(permitBytes, this.#waitEnds(attachment)).then((held) =>
+      // Not held: the connection closed, or its attachment ended, while it waited.
       held ? this.#decodeHeld(inbound, attachment, permitBytes) : this.#taken(inbound),
     );
+  }
+
+  /**
+   * Ends a wait for permits: the connection closing, or its attachment ending first (revoked by a
+   * resume elsewhere, whose messages queue behind this one; its socket may take `ws`'s close
+   * timeout to close, a half-open peer never answering the close).
+   */
+  #waitEnds(attachment: Attachment): AbortSignal {
+    return AbortSignal.any([this.#closing.signal, attachment.endedSignal]);
   }
 
   /** Decodes and hands on a message whose permits are held; they go back if it is not one. */
