@@ -15,6 +15,17 @@ import type { Statements } from "./statements.js";
 import { asStoreError } from "./store-error.js";
 import { LOG_FORMAT } from "./store-options.js";
 
+/**
+ * A node's row whose lease lapsed this long ago (one day) is deleted at a store's open, unless the
+ * node still owns a running session: a process that crashed (or was killed) never leaves, and with
+ * the default node id (`<hostname>-<random>`, new for every process) each such process left its
+ * row for good, read by every live-node query of every heartbeat. Deleting a row changes no
+ * claim (a node without a row has no live lease either); the day keeps a recently gone node in
+ * view for whoever looks at the table, and a row that still owns sessions names who ran them
+ * until they are claimed.
+ */
+export const GONE_NODE_SECONDS = 86_400;
+
 export class Membership {
   readonly #nodeId: string;
   readonly #sql: Statements;
@@ -151,6 +162,15 @@ export class Membership {
       await client.query(this.#sql.claimStreams, [[sessionId], [epoch]]);
       return BigInt(epoch);
     });
+  }
+
+  /** Deletes the rows of nodes gone for `GONE_NODE_SECONDS` that own no running session. */
+  async sweepGoneNodes(db: pg.Pool | pg.PoolClient): Promise<void> {
+    try {
+      await db.query(this.#sql.sweepGoneNodes, [GONE_NODE_SECONDS]);
+    } catch (error) {
+      throw asStoreError(error);
+    }
   }
 
   async leave(): Promise<void> {

@@ -178,6 +178,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
         try {
           Object.assign(this.#features, await migrate(client.connection, this.schema));
           await sweepMarkers(client.connection, `${this.schema}.writer_groups`, this.#outageGraceMs);
+          await this.#membership.sweepGoneNodes(client.connection);
           await this.#membership.checkPacking(client.connection);
           this.#connections.writerSetup = writerSetup(this.#logCompression, await serverHasLz4(client.connection));
         } catch (error) {

@@ -233,6 +233,11 @@ export function statements(s: string) {
     reclaim: `UPDATE ${s}.sessions SET owner_epoch = owner_epoch + 1
       WHERE session_id = $1 AND owner_node = $2 AND state = 'running' RETURNING owner_epoch`,
     leave: `DELETE FROM ${s}.nodes WHERE node_id = $1`,
+    // The rows of nodes whose lease lapsed over $1 seconds ago and that own no running session
+    // (membership.ts, sweepGoneNodes). A heartbeat committed meanwhile moves the lease on, and the
+    // row, re-read after its lock, stays.
+    sweepGoneNodes: `DELETE FROM ${s}.nodes AS n WHERE n.lease_expires_at < clock_timestamp() - make_interval(secs => $1)
+      AND NOT EXISTS (SELECT 1 FROM ${s}.sessions AS x WHERE x.owner_node = n.node_id AND x.state = 'running')`,
     setCatalogue: `UPDATE ${s}.nodes SET catalogue = $2 WHERE node_id = $1`,
     liveCatalogues: `SELECT node_id, catalogue FROM ${s}.nodes WHERE node_id <> $1 AND lease_expires_at > clock_timestamp() ORDER BY node_id`,
     // A node of an earlier version leaves log_format NULL.

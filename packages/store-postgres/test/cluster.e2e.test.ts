@@ -9,6 +9,7 @@ import { isClusterStore, type SessionChange } from "@golem-stream/server/store";
 import type { PostgresSessionStore } from "../src/index.js";
 import pg from "pg";
 import { statements } from "../src/statements.js";
+import { GONE_NODE_SECONDS } from "../src/membership.js";
 import { admin, cleanUp, connect, freshSchema } from "./support/stores.js";
 
 afterAll(cleanUp);
@@ -217,6 +218,39 @@ describe("owners and leases", () => {
       expect(await a.heartbeat(60_000)).toEqual({ otherProcess: false });
     } finally {
       await twin.close();
+    }
+  });
+});
+
+describe("rows of nodes that never left", () => {
+  it("a store's open deletes the rows of nodes whose lease lapsed over a day ago and that own no running session; the others stay", async () => {
+    const [a, b] = await pair();
+    await a.heartbeat(60_000);
+    await b.heartbeat(60_000);
+    // b crashed long ago and still owns a running session; a crashed long ago owning none.
+    const s = session();
+    await b.createSession(s, [], startAttempt(s));
+    const db = await admin();
+    try {
+      const lapsed = (seconds: number) => `clock_timestamp() - make_interval(secs => ${seconds})`;
+      await db.query(`UPDATE ${a.schema}.nodes SET lease_expires_at = ${lapsed(GONE_NODE_SECONDS + 60)}`);
+      await db.query(
+        `INSERT INTO ${a.schema}.nodes (node_id, lease_expires_at) VALUES ('lapsed-lately', ${lapsed(GONE_NODE_SECONDS - 600)})`,
+      );
+      const nodes = async () =>
+        (await db.query<{ node_id: string }>(`SELECT node_id FROM ${a.schema}.nodes ORDER BY node_id`)).rows.map((row) => row.node_id);
+      expect(await nodes()).toEqual(["lapsed-lately", "node-a", "node-b"]);
+
+      const c = await connect({ schema: a.schema, nodeId: "node-c" });
+      expect(await nodes()).toEqual(["lapsed-lately", "node-b"]);
+      // The session of the gone node is claimed as before, and its row then goes at a later open.
+      await c.heartbeat(60_000);
+      expect(await c.claimOrphans()).toEqual([s.sessionId]);
+      await c.finish(s.sessionId, '{"kind":"success"}', 1000, 2n);
+      await connect({ schema: a.schema, nodeId: "node-d" });
+      expect(await nodes()).toEqual(["lapsed-lately", "node-c"]);
+    } finally {
+      await db.end();
     }
   });
 });
