@@ -538,7 +538,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * The item handed out last becomes delivered only if its consumer comes back for more.
    */
   cancelWith(error: ClientError): void {
-    if (this.#iterating || this.#finished || this.#halted !== undefined) return;
+    if (this.#finished || this.#halted !== undefined) return;
     if (this.#ending === undefined && this.#cancelReason === undefined) {
       this.#cancelReason = "cancelled";
       this.#host.sendCancel(this, "cancelled");
@@ -552,7 +552,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * the consumer's next `next()` throws `error`.
    */
   halt(error: ClientError): void {
-    if (this.#iterating || this.#finished || this.#halted !== undefined) return;
+    if (this.#finished || this.#halted !== undefined) return;
     this.#halted = error;
     this.#release();
     if (this.#ending === undefined) {
