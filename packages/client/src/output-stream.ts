@@ -123,6 +123,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   #doneResolve!: (outcome: StreamOutcome) => void;
   /** Set when delivery must stop at once (the persistence callback failed): thrown by the next `next()`. */
   #halted: ClientError | undefined;
+  /** The handle detached: no cursor moves past the state `detach()` returned. */
+  #detached = false;
   /** Resolves with the terminal outcome once it is known (see `StreamOutcome`). */
   readonly ended: Promise<StreamOutcome>;
 
@@ -390,7 +392,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
   }
 
   async #next(): Promise<IteratorResult<OutputChunk, undefined>> {
-    if (this.#handedOut !== undefined) {
+    // Detached, the item handed out last stays undelivered: whoever continues hands it out again.
+    if (this.#handedOut !== undefined && !this.#detached) {
       const cursor = this.#handedOut;
       this.#handedOut = undefined;
       try {
@@ -492,7 +495,8 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * taken without a promise and a turn of the microtask queue per item.
    */
   #retain(cursor: string | undefined): Promise<void> | undefined {
-    if (cursor === undefined || cursor === this.#retained) return undefined;
+    // Detached, the state stays what `detach()` returned: whoever continues from it delivers the rest.
+    if (cursor === undefined || cursor === this.#retained || this.#detached) return undefined;
     this.#retained = cursor;
     return this.#host.onCommit();
   }
@@ -543,6 +547,16 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
       this.#cancelReason = "cancelled";
       this.#host.sendCancel(this, "cancelled");
     }
+    this.halt(error);
+  }
+
+  /**
+   * @internal The handle detached (`detach()`), handing the rest to whoever continues from the
+   * state it returned: delivery stops as in `halt`, and no cursor moves any more, not even for the
+   * item the consumer holds or an end it observed — the state must stay what was returned.
+   */
+  detach(error: ClientError): void {
+    this.#detached = true;
     this.halt(error);
   }
 

@@ -380,13 +380,15 @@ export class Session {
    */
   detach(): ResumeState | undefined {
     const state = this.state;
-    if (!this.#done) {
-      const message =
-        this.#cancel === undefined
-          ? "detached; the invocation continues on the server"
-          : "detached before the cancellation reached the server";
-      this.#fail(new ClientError("aborted", message));
-    }
+    const message =
+      this.#cancel === undefined
+        ? "detached; the invocation continues on the server"
+        : "detached before the cancellation reached the server";
+    const error = new ClientError("aborted", message);
+    // Whoever continues from `state` delivers everything after it: this handle hands out nothing
+    // more (queued items included), and its cursors stay where `state` has them.
+    for (const stream of this.#outputs.streams.values()) stream.detach(error);
+    if (!this.#done) this.#fail(error);
     return state;
   }
 
