@@ -16,19 +16,22 @@ export async function storedBytesByPrincipal(store: StoreContext, finishedBefore
 }
 
 /**
- * Sessions purged by one write. A purge is a run of short writes, not one statement: a backlog
- * (a million rows of logs) deleted at once outlasts the statement timeout, is cancelled and rolled
- * back, so nothing was ever purged, and it held the node's one writer, every commit behind it, for
- * the whole timeout. Each batch commits on its own, with the writes queued meanwhile; a batch's
- * time grows with its sessions' logs (a session's rows go in one statement, however many).
+ * A purge is a run of short writes, not one statement: a backlog (a million rows of logs) deleted
+ * at once outlasts the statement timeout, is cancelled and rolled back, so nothing was ever
+ * purged, and it held the node's one writer, every commit behind it, for the whole timeout. Each
+ * batch commits on its own, with the writes queued meanwhile: at most `PURGE_BATCH_SESSIONS`
+ * sessions, and no more once their logs hold `PURGE_BATCH_ITEMS` items (an item is at most one
+ * row; measured, a million rows go in about two seconds), at least one session (whose logs go in
+ * one statement, however long).
  */
 export const PURGE_BATCH_SESSIONS = 200;
+export const PURGE_BATCH_ITEMS = 100_000;
 /** Tombstones dropped by one write (a row each, no cascade). */
 export const DROP_BATCH_TOMBSTONES = 5_000;
 
 /**
- * Purges in batches (`PURGE_BATCH_SESSIONS`) until none is left finished before `finishedBefore`;
- * resolves to how many it purged. Stopped by a failure, the batches before it stay purged.
+ * Purges in batches until none is left finished before `finishedBefore`; resolves to how many it
+ * purged. Stopped by a failure, the batches before it stay purged.
  */
 export async function purgeFinished(store: StoreContext, finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
   if ([finishedBefore, now, tombstonesBefore].some(Number.isNaN) || !Number.isFinite(now)) {
@@ -45,12 +48,18 @@ export async function purgeFinished(store: StoreContext, finishedBefore: number,
   }
   let total = 0;
   for (;;) {
-    const purged = await store.write(async (tx) => {
-      const { rows } = await tx.query<{ purged: string }>(sql.purge, [before(finishedBefore), Math.round(now), PURGE_BATCH_SESSIONS]);
-      return Number(rows[0]?.purged ?? 0);
+    const { purged, more } = await store.write(async (tx) => {
+      const { rows } = await tx.query<{ purged: string; more: boolean }>(sql.purge, [
+        before(finishedBefore),
+        Math.round(now),
+        PURGE_BATCH_SESSIONS,
+        PURGE_BATCH_ITEMS,
+      ]);
+      return { purged: Number(rows[0]?.purged ?? 0), more: rows[0]?.more === true };
     });
     total += purged;
-    if (purged < PURGE_BATCH_SESSIONS) return total;
+    // None purged although some were left: another node's purge took them; its sweep goes on.
+    if (!more || purged === 0) return total;
   }
 }
 

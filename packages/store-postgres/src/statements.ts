@@ -172,11 +172,19 @@ export function statements(s: string) {
     setResult: `UPDATE ${s}.sessions SET result = $1 WHERE session_id = $2 AND result IS NULL AND ($3::bigint IS NULL OR owner_epoch = $3)`,
     finish: `UPDATE ${s}.sessions SET state = 'finished', outcome = $1, finished_at = $2 WHERE session_id = $3 AND state = 'running'
       AND ($4::bigint IS NULL OR owner_epoch = $4)`,
-    // One statement per batch of at most $3 sessions, the longest finished first (the index
-    // sessions_finished): the sessions go, their attempt ids and idempotency scopes stay as
-    // tombstones (every part sees the rows as they were before the DELETE and its cascades).
-    purge: `WITH batch AS (
-        SELECT session_id FROM ${s}.sessions WHERE state = 'finished' AND finished_at < $1 ORDER BY finished_at LIMIT $3
+    // One statement per batch, the longest finished first (the index sessions_finished): at most
+    // $3 sessions, and no more once the items of their streams before reach $4 (each at least one
+    // session; a row holds an item or more, a stream's end aside, so rows are bounded too). The sessions go, their
+    // attempt ids and idempotency scopes stay as tombstones (every part sees the rows as they were
+    // before the DELETE and its cascades). `more`: sessions were left for another batch.
+    purge: `WITH candidates AS (
+        SELECT x.session_id, x.finished_at,
+          (SELECT COALESCE(sum(t.count), 0) FROM ${s}.streams AS t WHERE t.session_id = x.session_id) AS items
+        FROM ${s}.sessions AS x WHERE x.state = 'finished' AND x.finished_at < $1 ORDER BY x.finished_at, x.session_id LIMIT $3
+      ), batch AS (
+        SELECT session_id FROM (
+          SELECT session_id, sum(items) OVER (ORDER BY finished_at, session_id) - items AS items_before FROM candidates
+        ) AS w WHERE items_before < $4
       ), purged AS (
         DELETE FROM ${s}.sessions WHERE session_id IN (SELECT session_id FROM batch) AND state = 'finished'
         RETURNING session_id, account, application, environment, agent_type, agent_identity, idempotency_key
@@ -189,7 +197,8 @@ export function statements(s: string) {
         SELECT 'idempotency', json_build_array(account, application, environment, agent_type, agent_identity, idempotency_key)::text, $2 FROM purged
         ON CONFLICT (kind, key) DO UPDATE SET stamped_at = EXCLUDED.stamped_at
       )
-      SELECT count(*) AS purged FROM purged`,
+      SELECT (SELECT count(*) FROM purged) AS purged,
+        (SELECT count(*) FROM candidates) = $3 OR (SELECT count(*) FROM candidates) > (SELECT count(*) FROM batch) AS more`,
     // At most $2 per statement, the oldest first (the index tombstones_stamped).
     dropTombstones: `DELETE FROM ${s}.tombstones WHERE (kind, key) IN (
         SELECT kind, key FROM ${s}.tombstones WHERE stamped_at < $1 ORDER BY stamped_at LIMIT $2)`,

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { PostgresSessionStore, SCHEMA_VERSION } from "../src/index.js";
-import { DROP_BATCH_TOMBSTONES, PURGE_BATCH_SESSIONS } from "../src/retention.js";
+import { DROP_BATCH_TOMBSTONES, PURGE_BATCH_ITEMS, PURGE_BATCH_SESSIONS } from "../src/retention.js";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
 
 afterAll(cleanUp);
@@ -353,6 +353,28 @@ describe("retention in batches", () => {
     expect(await store.getSession(first!.sessionId)).toBeUndefined();
     expect(await store.createSession(first!, [], startAttempt(first!))).toEqual({ kind: "purged" });
     expect(await store.purgeFinished(6000, 10_000, 0)).toBe(0);
+  });
+
+  it("a batch stops short of its sessions once their logs hold a batch's items: sessions with long logs go a few at a time", async () => {
+    const schema = freshSchema();
+    const store = await connect({ schema });
+    const long = Array.from({ length: 3 }, (_, i) => session({ idempotencyKey: `long-${i}` }));
+    for (const s of long) {
+      await store.createSession(s, [stream(s.sessionId, "input")], startAttempt(s));
+      await store.finish(s.sessionId, '{"kind":"success"}', 5000);
+    }
+    const client = await admin();
+    try {
+      // What the batches weigh is the streams' counts: each session as long as a whole batch.
+      await client.query(`UPDATE ${schema}.streams SET count = ${PURGE_BATCH_ITEMS}`);
+    } finally {
+      await client.end();
+    }
+    const groups: number[] = [];
+    store.observeCommits((_seconds, writes) => groups.push(writes));
+    expect(await store.purgeFinished(6000, 10_000, 0)).toBe(3);
+    // The tombstones' write, then one session per write.
+    expect(groups).toEqual([1, 1, 1, 1]);
   });
 
   it("tombstones past their retention are dropped in batches too, every one of them", async () => {
