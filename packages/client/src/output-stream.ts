@@ -317,7 +317,9 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
    * Items as plain JavaScript, converted with the stream's element schema
    * (`@golem-stream/schema-value`'s `toJs`): records become objects, u64 a
    * bigint, nested streams `OutputStream`s. Byte batches and binary items pass
-   * through unchanged. Needs the schema, which the result provides.
+   * through unchanged. Needs the schema, which the result provides, or the item that exposed a
+   * nested stream: without it (a nested stream first seen after a takeover) `next()` throws
+   * `invalid-argument` before taking an item, and the stream stays unread for `values()`.
    */
   js(): AsyncIterable<unknown> {
     return {
@@ -325,15 +327,18 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         const inner = this[Symbol.asyncIterator]();
         return {
           next: async (): Promise<IteratorResult<unknown, undefined>> => {
+            if (this.#convert === undefined) {
+              // Checked before the item is taken, which would count it as delivered.
+              const upcoming = await this.#upcoming();
+              if (upcoming !== undefined && isNativeValue(upcoming) && this.#convert === undefined) throw this.#refuseView(NO_SCHEMA);
+            }
             const result = await inner.next();
-            if (result.done || result.value instanceof Uint8Array || "bytes" in result.value) return result;
+            if (result.done || !isNativeValue(result.value)) return result;
+            // Unknown still only when another next() took the item checked above.
             const convert = this.#convert;
             if (convert === undefined) {
               await inner.return?.();
-              throw new ClientError(
-                "invalid-argument",
-                "this stream's element schema is unknown (it was not exposed by a result or item seen here)",
-              );
+              throw new ClientError("invalid-argument", NO_SCHEMA);
             }
             return { done: false, value: convert(result.value) };
           },
@@ -391,20 +396,50 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     if (ending !== undefined) await this.#retain(ending.cursorToken);
   }
 
-  async #next(): Promise<IteratorResult<OutputChunk, undefined>> {
-    // Detached, the item handed out last stays undelivered: whoever continues hands it out again.
-    if (this.#handedOut !== undefined && !this.#detached) {
-      const cursor = this.#handedOut;
-      this.#handedOut = undefined;
-      try {
-        const saving = this.#retain(cursor);
-        if (saving !== undefined) await saving;
-      } catch (error) {
-        // Its cursor could not be saved: the stream stops here (the session halts every stream).
-        this.#finished = true;
-        throw error;
-      }
+  /**
+   * The consumer came back for more: the item it held is delivered now (§1); the save to wait for,
+   * if there is one. Detached, it stays undelivered: whoever continues hands it out again.
+   */
+  #deliverHandedOut(): Promise<void> | undefined {
+    const cursor = this.#handedOut;
+    if (cursor === undefined || this.#detached) return undefined;
+    this.#handedOut = undefined;
+    return this.#retain(cursor)?.catch((error: unknown) => {
+      // Its cursor could not be saved: the stream stops here (the session halts every stream).
+      this.#finished = true;
+      throw error;
+    });
+  }
+
+  /**
+   * What the next `next()` would hand out, left in the queue: a view checks it can take it before
+   * it does, as an item taken counts as delivered once the consumer comes back. The consumer came
+   * back, so the item it held is delivered. `undefined` when the end (or a halt) comes next.
+   */
+  async #upcoming(): Promise<OutputChunk | undefined> {
+    const saving = this.#deliverHandedOut();
+    if (saving !== undefined) await saving;
+    for (;;) {
+      if (this.#finished || this.#halted !== undefined) return undefined;
+      const entry = this.#queue[this.#head];
+      if (entry !== undefined) return entry.chunk;
+      if (this.#ending !== undefined) return undefined;
+      await new Promise<void>((resolve) => this.#wakers.push(resolve));
     }
+  }
+
+  /**
+   * A view cannot take the next item (no schema to convert it, another kind of item): nothing was
+   * taken, so the stream stays unread, and another view may read it.
+   */
+  #refuseView(message: string): ClientError {
+    this.#iterating = false;
+    return new ClientError("invalid-argument", message);
+  }
+
+  async #next(): Promise<IteratorResult<OutputChunk, undefined>> {
+    const saving = this.#deliverHandedOut();
+    if (saving !== undefined) await saving;
     for (;;) {
       if (this.#finished) {
         await this.#endRetained();
@@ -442,8 +477,15 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     return {
       [Symbol.asyncIterator]: () => {
         const inner = this[Symbol.asyncIterator]();
+        // A stream's items are all of one kind: the first one checked before it is taken tells.
+        let kindChecked = false;
         return {
           next: async () => {
+            if (!kindChecked) {
+              const upcoming = await this.#upcoming();
+              if (upcoming !== undefined && !accept(upcoming)) throw this.#refuseView(`stream does not carry ${what}`);
+              kindChecked = upcoming !== undefined;
+            }
             const result = await inner.next();
             if (!result.done && !accept(result.value)) {
               await inner.return?.();
@@ -582,6 +624,14 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
     this.#wakers = [];
     for (const wake of wakers) wake();
   }
+}
+
+const NO_SCHEMA =
+  "this stream's element schema is unknown (it was not exposed by a result or item seen here): nothing was taken; read its native values with values()";
+
+/** A native value, not a packed byte batch or a binary item. */
+function isNativeValue(chunk: OutputChunk): chunk is SchemaValueJson {
+  return !(chunk instanceof Uint8Array) && !("bytes" in chunk);
 }
 
 function chunkBytes(chunk: OutputChunk): number {
