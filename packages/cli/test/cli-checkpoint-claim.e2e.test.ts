@@ -79,6 +79,22 @@ describe("invoke --checkpoint FILE claims FILE", () => {
   });
 
   it.each([
+    ["a directory", () => scratchDir(), /^golem-stream: --checkpoint \S+ is a directory: give the name of a file to create in it\n$/],
+    ["a path ending in /", () => `${scratchDir()}/`, /^golem-stream: --checkpoint \S+ names a directory: give the name of a file\n$/],
+    [
+      "a device",
+      () => "/dev/null",
+      /^golem-stream: --checkpoint \/dev\/null is not a regular file \(a device, FIFO or socket\): give the name of a file that does not exist yet\n$/,
+    ],
+    ["an empty path", () => "", /^golem-stream: --checkpoint is an empty path: give the name of the file to write\n$/],
+  ])("refuses %s as FILE, saying what it is, and never advises deleting or resuming it", async (_, path, message) => {
+    const refused = await run(countWith(path()), { env: server.env });
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.stderr).toMatch(message);
+    expect(refused.stdout.length).toBe(0);
+  });
+
+  it.each([
     ["an unknown method", ["invoke", "echo", "nope", ...ME]],
     ["a missing argument", ["invoke", "echo", "count", ...ME, "3"]],
     ["a server that does not answer", ["invoke", "echo", "count", ...ME, "3", "0", "--url", "http://127.0.0.1:1", "--retries", "0"]],

@@ -24,6 +24,8 @@ export interface CheckpointClaim {
 
 /** Creates `path` exclusively, or throws the usage error that says why it cannot be this invocation's checkpoint. */
 export async function claimCheckpointFile(path: string): Promise<CheckpointClaim> {
+  // open("") fails ENOENT, which would blame a directory the user never named.
+  if (path === "") throw usageError("--checkpoint is an empty path: give the name of the file to write");
   let claimed: Stats;
   try {
     const file = await open(path, "wx", 0o600);
@@ -46,10 +48,22 @@ export async function claimCheckpointFile(path: string): Promise<CheckpointClaim
 }
 
 async function refusal(path: string, error: unknown): Promise<CliError> {
-  if ((error as NodeJS.ErrnoException | null)?.code !== "EEXIST") {
-    return usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, error);
-  }
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  // A path ending in `/`: a directory, whether or not it exists.
+  if (code === "EISDIR") return usageError(`--checkpoint ${path} names a directory: give the name of a file`, error);
+  if (code !== "EEXIST") return usageError(`--checkpoint ${path}: its directory does not exist or is not writable`, error);
   const existing = await stat(path).catch(() => undefined);
+  // Only a regular file can be a checkpoint: the advice to resume or delete it must never reach
+  // a directory or a device (deleting /dev/null as root breaks the system).
+  if (existing?.isDirectory() === true) {
+    return usageError(`--checkpoint ${path} is a directory: give the name of a file to create in it`, error);
+  }
+  if (existing !== undefined && !existing.isFile()) {
+    return usageError(
+      `--checkpoint ${path} is not a regular file (a device, FIFO or socket): give the name of a file that does not exist yet`,
+      error,
+    );
+  }
   if (existing?.isFile() === true && existing.size === 0) {
     return usageError(
       `--checkpoint ${path} is empty: another invocation claimed it and has not written it yet, or one stopped before it did; ` +
