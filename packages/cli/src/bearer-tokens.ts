@@ -5,10 +5,11 @@
  * directory, so a restarted server accepts the clients it accepted before.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { replaceFileAtomically } from "./checkpoint/atomic-file.js";
 import { usageError } from "./exit-codes.js";
+import { makeDirectory } from "./make-directory.js";
 
 /** RFC 6750 `b64token`: what may follow `Bearer ` in an Authorization header. */
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -120,7 +121,7 @@ async function loadOrCreateToken(path: string): Promise<string> {
   });
   if (existing !== undefined) return checkBearerToken(existing.trim(), path);
   const token = randomBytes(24).toString("base64url");
-  await mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
+  await makeDirectory(join(path, ".."), 0o700);
   await replaceFileAtomically(path, `${token}\n`);
   return token;
 }

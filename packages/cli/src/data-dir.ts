@@ -3,13 +3,14 @@
  * for this user only. One `serve` creates is 0700 (its parents too); one that already existed
  * is the user's and keeps its mode, with a warning when others can read it.
  */
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { CliError, EXIT } from "./exit-codes.js";
 import { shellWord } from "./io/shell-word.js";
+import { makeDirectory } from "./make-directory.js";
 
 export async function createDataDir(dataDir: string): Promise<void> {
   // The mode applies to every directory created on the way; a umask can only narrow it.
-  await mkdir(dataDir, { recursive: true, mode: 0o700 }).catch((cause: unknown) => {
+  await makeDirectory(dataDir, 0o700).catch((cause: unknown) => {
     throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}: ${reasonOf(cause)}`, { cause });
   });
 }
@@ -29,5 +30,7 @@ function reasonOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as NodeJS.ErrnoException).code;
   if (code === "EEXIST" || code === "ENOTDIR") return `${error.message.replace(/, \w+ '.*'$/, "")} (a file is in the way)`;
+  // Under a parent that exists (make-directory.ts): the file system refuses, as /proc does.
+  if (code === "ENOENT") return `${error.message.replace(/, \w+ '.*'$/, "")} (the file system there makes no new directory)`;
   return error.message.replace(/, \w+ '.*'$/, "");
 }

@@ -6,10 +6,11 @@
  * one creates it and all of them use its keys.
  */
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readFile, unlink } from "node:fs/promises";
+import { link, open, readFile, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { usageError } from "./exit-codes.js";
+import { makeDirectory } from "./make-directory.js";
 
 export const KEYRING_FILE = "keyring.json";
 
@@ -47,7 +48,7 @@ export async function loadOrCreateKeyringFile(path: string): Promise<{ keyring: 
   const existing = await readKeyringFile(path);
   if (existing !== undefined) return { keyring: existing, created: false };
   const directory = dirname(path);
-  await mkdir(directory, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
+  await makeDirectory(directory, 0o700).catch((error: unknown) => {
     throw usageError(`cannot create the directory of the keyring ${path}`, error);
   });
   const temporary = join(directory, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);

@@ -56,6 +56,13 @@ it("says why the data directory cannot be created, and names a database that can
     `golem-stream: cannot create the data directory ${file}: EEXIST: file already exists (a file is in the way)\n`,
   );
 
+  // mkdir answers ENOENT under /proc, which exists: Node's recursive mkdir had looped forever on it.
+  const underProc = await run(["serve", ...serveArgs("/proc/golem-stream-nope/data")]);
+  expect(underProc.code).toBe(EXIT.usage);
+  expect(underProc.stderr).toBe(
+    "golem-stream: cannot create the data directory /proc/golem-stream-nope/data: ENOENT: no such file or directory (the file system there makes no new directory)\n",
+  );
+
   const dataDir = scratchDir();
   mkdirSync(join(dataDir, "sessions.db"));
   const onDirectory = await run(["serve", ...serveArgs(dataDir)]);

@@ -20,10 +20,10 @@
  * live in per-session files beside the database and are synced before the
  * rows pointing at them commit (`payload-files.ts`). Options: `sqlite-options.ts`.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { GroupCommit, toError } from "./group-commit.js";
+import { makeDirectorySync } from "./make-directory.js";
 import { PayloadFiles } from "./payload-files.js";
 import { PayloadReads } from "./payload-reads.js";
 import type {
@@ -102,7 +102,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#maxPackedRowBytes = maxPackedRowBytes;
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     const checkpointPages = checkpointPagesOf(options);
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    makeDirectorySync(options.dataDir, 0o700);
     const path = join(options.dataDir, "sessions.db");
     const db = openSessionDatabase(path, pageSize);
     this.#db = db;
