@@ -1,10 +1,11 @@
 /**
  * `--idempotency-key`: a key makes a start happen once. Running the same command again is a new
  * start (a new attempt id) and is refused `idempotency-conflict` (docs/protocol/server.md,
- * "Idempotency key scope"); the message says what to do instead. Keys are scoped by account:
+ * "Idempotency key scope"); the message says what to do instead, and that a checkpoint written
+ * for the refused start holds nothing to continue. Keys are scoped by account:
  * each static token is its own, unless the token file groups tokens into one.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -16,7 +17,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.kill()));
 });
 
-it("the same command with the same key twice: the second is refused, and told to resume or use another key", async () => {
+it("the same command with the same key twice: the second is refused, and told to use another key", async () => {
   const s = await startServer(join(scratchDir(), "data"));
   servers.push(s);
   const args = ["invoke", "echo", "count", "-c", '{"name":"once"}', "3", "0", "--idempotency-key", "k1"];
@@ -25,9 +26,31 @@ it("the same command with the same key twice: the second is refused, and told to
   expect(itemsOf(first.stdout, "$")).toEqual([0, 1, 2]);
   const second = await run(args, { env: s.env });
   expect(second.code).toBe(EXIT.rejected);
-  expect(second.stderr).toMatch(
-    /^golem-stream: rejected \(idempotency-conflict\): the idempotency key is already bound to an invocation of this agent; a new start with it is refused even when identical .*: continue that invocation from its saved state with a takeover \(client\.takeover, golem-stream resume\), or use another key\n$/,
+  // No checkpoint here: resume is offered only for the other invocation's own file, if it has one.
+  expect(second.stderr).toBe(
+    "golem-stream: rejected (idempotency-conflict): the idempotency key is already bound to another invocation of this agent (a key makes a start happen once), so this start was refused and ran nothing: " +
+      "start it again with another --idempotency-key; if that invocation was run with --checkpoint, `golem-stream resume` of its file continues it\n",
   );
+});
+
+it("a checkpoint of a start refused for its key holds nothing to continue: invoke and resume both say to delete it", async () => {
+  const s = await startServer(join(scratchDir(), "data"));
+  servers.push(s);
+  const args = ["invoke", "echo", "count", "-c", '{"name":"once"}', "1", "0", "--idempotency-key", "k2"];
+  const first = await run(args, { env: s.env });
+  expect(first.code, first.stderr).toBe(EXIT.success);
+  const checkpoint = join(scratchDir(), "refused.ckpt");
+  const advice =
+    "golem-stream: rejected (idempotency-conflict): the idempotency key is already bound to another invocation of this agent (a key makes a start happen once), so this start was refused and ran nothing. " +
+    `${checkpoint} holds only this refused start, which \`golem-stream resume ${checkpoint}\` would send again and have refused the same way: ` +
+    `delete ${checkpoint}, and start the invocation again with another --idempotency-key\n`;
+  const second = await run([...args, "--checkpoint", checkpoint], { env: s.env });
+  expect(second.code).toBe(EXIT.rejected);
+  expect(second.stderr).toBe(advice);
+  expect(existsSync(checkpoint)).toBe(true);
+  const resumed = await run(["resume", checkpoint], { env: s.env });
+  expect(resumed.code).toBe(EXIT.rejected);
+  expect(resumed.stderr).toBe(advice);
 });
 
 it("each token of a token file is its own account, so keys never collide across tokens; tokens grouped in the file share theirs", async () => {

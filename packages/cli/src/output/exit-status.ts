@@ -53,7 +53,10 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
   const code = error.code === undefined ? "" : ` (${error.code})`;
   switch (error.kind) {
     case "rejected":
-      return { exitCode: EXIT.rejected, message: `rejected${code}: ${error.message}` };
+      return {
+        exitCode: EXIT.rejected,
+        message: `rejected${code}: ${error.code === "idempotency-conflict" ? idempotencyConflict(context) : error.message}`,
+      };
     case "invocation-failed": {
       if (context.inputFailureShown !== undefined && error.cause === context.inputFailureShown) {
         const message = withoutInputFailure(error.message, error.cause);
@@ -119,6 +122,23 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       };
     }
   }
+}
+
+/**
+ * A start refused because its idempotency key is bound to another invocation: told here rather
+ * than by the server's message, whose advice (a takeover, `resume`) is for whoever holds that
+ * invocation's saved state. This command's checkpoint, if any, holds only the refused start,
+ * which `resume` would send again and have refused the same way.
+ */
+function idempotencyConflict(context: FailureContext): string {
+  const command = context.command ?? "golem-stream";
+  const refused =
+    "the idempotency key is already bound to another invocation of this agent (a key makes a start happen once), so this start was refused and ran nothing";
+  if (context.checkpoint === undefined) {
+    return `${refused}: start it again with another --idempotency-key; if that invocation was run with --checkpoint, \`${command} resume\` of its file continues it`;
+  }
+  const file = shellWord(context.checkpoint);
+  return `${refused}. ${file} holds only this refused start, which \`${command} resume ${file}\` would send again and have refused the same way: delete ${file}, and start the invocation again with another --idempotency-key`;
 }
 
 /**
