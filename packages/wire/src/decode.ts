@@ -6,6 +6,7 @@
  */
 import { decodeBinaryMessage } from "./binary-envelope.js";
 import { invalidAt } from "./codec.js";
+import { wrongArgument } from "./errors.js";
 import { type JsonObject, getMember, isJsonObject } from "./json.js";
 import { LIMITS } from "./limits.js";
 import type { ClientMessage, ClientTextMessage, ServerMessage, ServerTextMessage } from "./messages.js";
@@ -49,8 +50,9 @@ export function decodeServerMessage(data: string | Uint8Array, isBinary: boolean
   return decodeCanonicalOutputItem(text) ?? decodeText(text, "server", SERVER_VARIANTS);
 }
 
+/** `isBinary` is the caller's own argument (what its transport said of the frame), not the peer's data: a wrong type is the caller's bug. */
 function checkFrameType(isBinary: unknown): boolean {
-  if (typeof isBinary !== "boolean") throw invalidAt("", "frame type (isBinary) must be a boolean");
+  if (typeof isBinary !== "boolean") throw wrongArgument("decodeClientMessage/decodeServerMessage", "isBinary", "a boolean");
   return isBinary;
 }
 
