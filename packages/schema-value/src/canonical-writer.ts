@@ -17,6 +17,8 @@
 import { isWellFormedText, LIMITS } from "@golem-stream/wire";
 import { canonicalStringNodeText } from "@golem-stream/wire/internal";
 import type { SchemaValue } from "./types.js";
+import { parseSigned, parseUnsigned } from "./decimal.js";
+import { canonicalF32, EXCEPTIONAL_FLOATS, isOneScalar, SMALL_INTEGER_RANGES } from "./scalars.js";
 
 /** Stops the walk on the first node that is not exactly a native value. */
 class NotNative extends Error {}
@@ -113,11 +115,36 @@ function scalarRoot(value: unknown): string | undefined {
   return opening + scalarPayload(kind as string, p) + "}";
 }
 
-/** The payload text of a scalar kind (`SCALAR_OPENINGS`). */
+/**
+ * The payload text of a scalar kind (`SCALAR_OPENINGS`), which must be of the JSON type and form
+ * that kind's decoder reads (decisions-v1 section 2): a number for a u64, or a u8 of 300, would
+ * be text every receiver refuses.
+ */
 function scalarPayload(kind: string, p: unknown): string {
-  if (kind !== "bool") return scalar(p);
-  if (typeof p !== "boolean") throw new NotNative();
-  return p ? "true" : "false";
+  switch (kind) {
+    case "string":
+      return quote(p);
+    case "bool":
+      if (typeof p !== "boolean") throw new NotNative();
+      return p ? "true" : "false";
+    case "char":
+      if (typeof p !== "string" || !isOneScalar(p)) throw new NotNative();
+      return quote(p);
+    case "u64":
+    case "s64":
+      if ((kind === "u64" ? parseUnsigned(p) : parseSigned(p)) === undefined) throw new NotNative();
+      return quote(p);
+    case "f32":
+    case "f64":
+      if (typeof p === "string" && EXCEPTIONAL_FLOATS.has(p)) return quote(p);
+      if (kind === "f32" && (typeof p !== "number" || canonicalF32(p) === undefined)) throw new NotNative();
+      return number(p);
+    default: {
+      const [min, max] = SMALL_INTEGER_RANGES[kind as keyof typeof SMALL_INTEGER_RANGES];
+      if (typeof p !== "number" || !Number.isInteger(p) || p < min || p > max) throw new NotNative();
+      return number(p);
+    }
+  }
 }
 
 function node(value: unknown, out: Sink, depth: number): void {
@@ -206,6 +233,7 @@ function node(value: unknown, out: Sink, depth: number): void {
     }
     case "result": {
       const q = payload(p, ["tag", "value"]);
+      if (q["tag"] !== "ok" && q["tag"] !== "err") throw new NotNative();
       out.add('{"tag":' + quote(q["tag"]) + ',"value":');
       if (q["value"] === null) out.add("null");
       else node(q["value"], out, d);
@@ -285,11 +313,6 @@ function payload(p: unknown, allowed: readonly string[], required: readonly stri
   for (const name in p) if (!allowed.includes(name)) throw new NotNative();
   for (const name of required) if (p[name] === undefined) throw new NotNative();
   return p;
-}
-
-function scalar(p: unknown): string {
-  if (typeof p === "string") return quote(p);
-  return number(p);
 }
 
 function number(p: unknown): string {

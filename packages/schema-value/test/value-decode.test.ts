@@ -173,8 +173,34 @@ describe("encodeSchemaValue never writes what no decoder could read", () => {
     ["a child without value", { kind: "list", value: { elements: [{ kind: "u8" }] } }],
     ["a payload member of another kind", { kind: "option", value: { inner: null, tag: "ok" } }],
     ["a bigint payload", { kind: "u64", value: 1n }],
+    // Each kind's payload in the JSON type and form its decoder reads (decisions-v1 section 2).
+    ["a u64 as a JSON number", { kind: "u64", value: 5 }],
+    ["a u64 that is no canonical decimal", { kind: "u64", value: "05" }],
+    ["an s64 out of range", { kind: "s64", value: "9223372036854775808" }],
+    ["a string as a number", { kind: "string", value: 5 }],
+    ["a char of two scalars", { kind: "char", value: "ab" }],
+    ["a u8 of 300", { kind: "u8", value: 300 }],
+    ["an s32 that is not whole", { kind: "s32", value: 1.5 }],
+    ["a u32 as a string", { kind: "u32", value: "1" }],
+    ["an f32 beyond its range", { kind: "f32", value: 1e39 }],
+    ["a float as a string other than NaN or the infinities", { kind: "f64", value: "1.5" }],
+    ["a bool as a number", { kind: "bool", value: 1 }],
+    ["a result tag other than ok or err", { kind: "result", value: { tag: "maybe", value: null } }],
   ])("refuses %s with validation-error", (_name, value) => {
     expect(thrown(() => encodeSchemaValue(value as unknown as SchemaValue)).code).toBe("validation-error");
+  });
+
+  it("writes every scalar kind's payloads that its decoder reads, as canonical JSON writes them", () => {
+    const written: [SchemaValue, string][] = [
+      [{ kind: "u64", value: "18446744073709551615" }, '{"kind":"u64","value":"18446744073709551615"}'],
+      [{ kind: "s64", value: "-9223372036854775808" }, '{"kind":"s64","value":"-9223372036854775808"}'],
+      [{ kind: "f64", value: "-Infinity" }, '{"kind":"f64","value":"-Infinity"}'],
+      [{ kind: "f32", value: -0 }, '{"kind":"f32","value":-0}'],
+      [{ kind: "u32", value: 4294967295 }, '{"kind":"u32","value":4294967295}'],
+      [{ kind: "char", value: "😀" }, '{"kind":"char","value":"😀"}'],
+      [{ kind: "result", value: { tag: "err", value: null } }, '{"kind":"result","value":{"tag":"err","value":null}}'],
+    ];
+    for (const [value, text] of written) expect(encodeSchemaValue(value)).toBe(text);
   });
 
   it("writes values built in JavaScript only while their text stays within 128 JSON levels", () => {
