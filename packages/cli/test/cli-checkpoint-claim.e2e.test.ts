@@ -78,6 +78,24 @@ describe("invoke --checkpoint FILE claims FILE", () => {
     );
   });
 
+  it("resume of a file left empty by an invocation killed before it started says what it is, and that it can be deleted", async () => {
+    const checkpoint = join(scratchDir(), "left-resume.ckpt");
+    const { held, proxy } = await heldInvoke(checkpoint);
+    try {
+      held.child.kill("SIGKILL");
+      await held.done;
+    } finally {
+      await proxy.close();
+    }
+    const resumed = await run(["resume", checkpoint], { env: server.env });
+    expect(resumed.code).toBe(EXIT.usage);
+    expect(resumed.stderr).toBe(
+      `golem-stream: ${checkpoint} is empty: another invocation claimed it and has not written it yet, or one stopped before it did, ` +
+        "so no invocation was started from it; delete the file if no other `golem-stream invoke` uses it, and run the invocation again\n",
+    );
+    expect(resumed.stdout.length).toBe(0);
+  });
+
   it.each([
     ["a directory", () => scratchDir(), /^golem-stream: --checkpoint \S+ is a directory: give the name of a file to create in it\n$/],
     ["a path ending in /", () => `${scratchDir()}/`, /^golem-stream: --checkpoint \S+ names a directory: give the name of a file\n$/],

@@ -14,6 +14,9 @@ import type { Stats } from "node:fs";
 import { usageError } from "../exit-codes.js";
 import type { CliError } from "../exit-codes.js";
 
+/** What an empty checkpoint file is: a claim whose first checkpoint was not written (yet). */
+export const EMPTY_CLAIM = "another invocation claimed it and has not written it yet, or one stopped before it did";
+
 export interface CheckpointClaim {
   /**
    * Removes the file if no checkpoint was ever written over it (it is still the empty file the
@@ -65,11 +68,7 @@ async function refusal(path: string, error: unknown): Promise<CliError> {
     );
   }
   if (existing?.isFile() === true && existing.size === 0) {
-    return usageError(
-      `--checkpoint ${path} is empty: another invocation claimed it and has not written it yet, or one stopped before it did; ` +
-        "delete the file if no other `golem-stream invoke` uses it",
-      error,
-    );
+    return usageError(`--checkpoint ${path} is empty: ${EMPTY_CLAIM}; delete the file if no other \`golem-stream invoke\` uses it`, error);
   }
   // Another invocation's checkpoint: replacing it would lose the way to resume that invocation.
   return usageError(

@@ -3,12 +3,14 @@
  * (a `takeover`, decisions-v1 §8, or the exact retry of a frozen pending
  * resume/takeover) and continues its output after the delivered cursors.
  */
+import { stat } from "node:fs/promises";
 import { isClientError } from "@golem-stream/client";
 import { sessionClient } from "../session-client.js";
 import type { SessionClient } from "../session-client.js";
 import type { Invocation } from "@golem-stream/client";
 import { isProtocolError } from "@golem-stream/wire";
 import { createCheckpointSink, finishCheckpoint, stateFromCheckpoint } from "../checkpoint/checkpoint-sink.js";
+import { EMPTY_CLAIM } from "../checkpoint/checkpoint-claim.js";
 import { readCheckpointFileUnlessAborted } from "../checkpoint/checkpoint-file.js";
 import type { Checkpoint } from "../checkpoint/checkpoint.js";
 import { resolveConnection } from "../connection.js";
@@ -30,7 +32,16 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
   } catch (error) {
     // A FIFO no process had written into yet.
     if (io.signal.aborted) throw new CliError(EXIT.interrupted, `interrupted while reading checkpoint ${file}, before anything was sent`);
-    if (isProtocolError(error)) throw usageError(`${file} is not a usable checkpoint: ${error.message}`, error);
+    if (isProtocolError(error)) {
+      // The empty file an `invoke --checkpoint` claims before its first write: no start was sent from it.
+      if (await isEmptyFile(file)) {
+        throw usageError(
+          `${file} is empty: ${EMPTY_CLAIM}, so no invocation was started from it; delete the file if no other \`golem-stream invoke\` uses it, and run the invocation again`,
+          error,
+        );
+      }
+      throw usageError(`${file} is not a usable checkpoint: ${error.message}`, error);
+    }
     throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   const connection = resolveConnection(options, io.env);
@@ -55,6 +66,12 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     checkpoint: file,
   });
   return finishCheckpoint(sink, code, io);
+}
+
+/** A regular file of no bytes (not a FIFO whose writer wrote nothing). */
+async function isEmptyFile(path: string): Promise<boolean> {
+  const stats = await stat(path).catch(() => undefined);
+  return stats?.isFile() === true && stats.size === 0;
 }
 
 /**
