@@ -20,11 +20,17 @@ export function parseRetention(value: string): number {
   return ms;
 }
 
-/** A strict duration within [min, max] milliseconds (timers cannot wait longer than ~24 days). */
+/**
+ * A strict duration within [min, max] milliseconds (timers cannot wait longer than ~24 days).
+ * `range` states the bound with examples inside it (`at most 1h: 500ms, 30s, 5m`), and one
+ * message serves both faults, so no value is refused after examples the option would refuse.
+ */
 export function parseBoundedDuration(min: number, max: number, range: string): (value: string) => number {
   return (value) => {
-    const ms = parseRetention(value);
-    if (ms < min || ms > max) throw new InvalidArgumentError(`must be ${range}`);
+    const ms = parseDuration(value);
+    if (ms === undefined || ms < min || ms > max) {
+      throw new InvalidArgumentError(`a duration is a whole number and a unit (ms, s, m, h or d), ${range}`);
+    }
     return ms;
   };
 }

@@ -18,8 +18,8 @@ export const tokenOption = () => new Option("--token <token>", "bearer token sen
 
 /** How long a command may wait for the server's first answer (the discovery request, a connection). */
 export const timeoutOption = (description: string) =>
-  new Option("--timeout <duration>", description)
-    .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h"))
+  new Option("--timeout <duration>", `${description}; up to 1h`)
+    .argParser(parseBoundedDuration(1, 3_600_000, "at most 1h: 500ms, 30s, 5m"))
     .default(DEFAULT_TIMEOUT_MS, "30s");
 
 /**

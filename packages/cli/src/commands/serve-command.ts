@@ -75,7 +75,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         "--detached-timeout <duration>",
         "how long a running invocation may go without any client attached before its streams are cancelled (transport-detached); up to 24d",
       )
-        .argParser(parseBoundedDuration(1_000, 2 ** 31 - 1, "from 1s to 24d"))
+        .argParser(parseBoundedDuration(1_000, 2 ** 31 - 1, "from 1s to 24d: 90s, 30m, 24h, 7d"))
         .default(DEFAULT_DETACHED_TIMEOUT_MS, "24h"),
     )
     .option(
@@ -106,11 +106,11 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
       new Option(
         "--drain-timeout <duration>",
         "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before they are failed (default: 30s)",
-      ).argParser(parseBoundedDuration(1, 86_400_000, "at most 24h")),
+      ).argParser(parseBoundedDuration(1, 86_400_000, "at most 24h: 30s, 5m, 1h")),
     )
     .addOption(
       new Option("--lease-ttl <duration>", "with --store: how long this node's lease lasts without a heartbeat (default: 10s)").argParser(
-        parseBoundedDuration(100, 86_400_000, "from 100ms to 24h"),
+        parseBoundedDuration(100, 86_400_000, "from 100ms to 24h: 500ms, 10s, 1m"),
       ),
     )
     .addOption(
@@ -165,13 +165,13 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
       new Option(
         "--first-message-timeout <duration>",
         "how long a session connection may wait before its first message, then it is closed (default: 30s)",
-      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d: 500ms, 30s, 5m")),
     )
     .addOption(
       new Option(
         "--http-request-timeout <duration>",
         "how long a client may take to send a whole HTTP request (an upgrade's head, a catalogue request), then 408 and the connection closes (default: 30s)",
-      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d")),
+      ).argParser(parseBoundedDuration(1, 2 ** 31 - 1, "from 1ms to 24d: 500ms, 30s, 5m")),
     )
     .addOption(
       new Option(
