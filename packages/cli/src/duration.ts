@@ -13,3 +13,11 @@ export function parseDuration(text: string): number | undefined {
   const value = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   return Number.isSafeInteger(value) ? value : undefined;
 }
+
+/**
+ * Whether `text` is a zero duration, where an option allows one (off, at once): `0` or a zero
+ * in any unit, `0ms`, `0s`, … A zero does not need a unit, but one given is not an error.
+ */
+export function isZeroDuration(text: string): boolean {
+  return /^0(ms|s|m|h|d)?$/.test(text);
+}

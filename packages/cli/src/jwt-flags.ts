@@ -4,7 +4,7 @@
  * what they build is jwt-authentication.ts, loaded by `serve`.
  */
 import { InvalidArgumentError, Option } from "commander";
-import { parseDuration } from "./duration.js";
+import { isZeroDuration, parseDuration } from "./duration.js";
 
 export interface JwtServeOptions {
   /** `--jwt-jwks`: an http(s) URL, or a file path. */
@@ -19,9 +19,9 @@ export interface JwtServeOptions {
   readonly jwtClockSkew?: number;
 }
 
-/** `0`, or a strict duration of at most 1 hour. */
+/** `0` (any zero duration), or a strict duration of at most 1 hour. */
 function parseClockSkew(value: string): number {
-  const ms = value === "0" ? 0 : parseDuration(value);
+  const ms = isZeroDuration(value) ? 0 : parseDuration(value);
   if (ms === undefined || ms > 3_600_000)
     throw new InvalidArgumentError("a clock skew is 0 or a whole number and a unit up to 1h: 30s, 2m");
   return ms;

@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from "commander";
 import { LIMITS } from "@golem-stream/wire";
-import { parseDuration } from "./duration.js";
+import { isZeroDuration, parseDuration } from "./duration.js";
 
 export function parsePort(value: string): number {
   if (!/^(0|[1-9][0-9]{0,4})$/.test(value) || Number(value) > 65535) {
@@ -65,16 +65,16 @@ export function collectOrigin(value: string, previous: readonly string[]): strin
   return [...previous, value];
 }
 
-/** `--store-outage-grace`: `0`/`0s` (no grace) or a duration up to 24h. */
+/** `--store-outage-grace`: a zero (`0`, `0s`, …: no grace) or a duration up to 24h. */
 export function parseOutageGrace(value: string): number {
-  if (value === "0" || value === "0s") return 0;
+  if (isZeroDuration(value)) return 0;
   const ms = parseDuration(value);
   if (ms === undefined || ms > 86_400_000) throw new InvalidArgumentError("0s, or a duration up to 24h: 500ms, 30s, 2m");
   return ms;
 }
 
 export function parseIntervalMs(value: string): number {
-  if (value === "0") return 0;
+  if (isZeroDuration(value)) return 0;
   const ms = parseDuration(value);
   if (ms === undefined || ms > 3_600_000) throw new InvalidArgumentError("0, or a duration up to 1h: 100ms, 2s");
   return ms;

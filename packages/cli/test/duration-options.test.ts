@@ -55,3 +55,16 @@ it("--timeout states its bound in the message and in help", () => {
     expect(option.description, name).toMatch(/; up to 1h$/);
   }
 });
+
+it.each(durationOptions())("$name: takes every zero duration if it takes 0", ({ option }) => {
+  let zero: unknown;
+  try {
+    zero = option.parseArg!("0", undefined);
+  } catch {
+    // No zero for this option: no spelling of it either.
+    for (const value of ["0ms", "0s", "0m", "0h", "0d"]) expect(refusal(option, value)).not.toBe("");
+    return;
+  }
+  expect(zero).toBe(0);
+  for (const value of ["0ms", "0s", "0m", "0h", "0d"]) expect(option.parseArg!(value, undefined), value).toBe(0);
+});
