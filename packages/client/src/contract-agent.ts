@@ -204,7 +204,13 @@ export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Age
         "invalid-argument",
         "a contract method named then cannot be typed (the agent would be a thenable); call it with client.agent",
       );
-    methods[method.name] = (params, options) => new TypedCall(agent.invoke(method.name, params, options));
+    // Defined, not assigned: assigning `__proto__` would set the object's prototype instead.
+    Object.defineProperty(methods, method.name, {
+      value: (params: unknown, options?: AgentInvokeOptions) => new TypedCall(agent.invoke(method.name, params, options)),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return Object.freeze(methods) as TypedAgent<C>;
 }

@@ -227,6 +227,24 @@ describe("the contract is checked against the catalogue", () => {
     expect(() => typedMethods(thenable, untyped)).toThrow(expect.objectContaining({ kind: "invalid-argument" }));
   });
 
+  it("contract methods named __proto__ and constructor are the typed agent's own methods, each invoking its method", () => {
+    const odd = defineAgentType({
+      name: "odd",
+      constructor: t.record({}),
+      methods: { ["__proto__"]: { params: t.record({}) }, constructor: { params: t.record({}) } },
+    });
+    const invoked: string[] = [];
+    const recording = {
+      schema: undefined as never,
+      invoke: (name: string) => (invoked.push(name), new Promise<never>(() => undefined)) as never,
+    };
+    const typed = typedMethods(odd, recording) as unknown as Record<string, (params: unknown) => unknown>;
+    expect(Object.getPrototypeOf(typed)).toBe(Object.prototype);
+    expect(Object.keys(typed).sort()).toEqual(["__proto__", "constructor"]);
+    for (const name of ["__proto__", "constructor"]) (Object.getOwnPropertyDescriptor(typed, name)?.value as (p: unknown) => unknown)({});
+    expect(invoked).toEqual(["__proto__", "constructor"]);
+  });
+
   it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
     const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof typedAgent<typeof echoContract>>[2];
     await expect(typedAgent(client, echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });

@@ -252,6 +252,27 @@ it("implement refuses a method named like an Object.prototype member that it was
   expect(() => implement(named, { toString: () => "own" })).not.toThrow();
 });
 
+it("implement gives methods named __proto__ and constructor their own implementations, which a server runs", async () => {
+  const odd = defineAgentType({
+    name: "odd",
+    constructor: t.record({}),
+    methods: { ["__proto__"]: { params: t.record({}), result: t.string() }, constructor: { params: t.record({}), result: t.string() } },
+  });
+  const definition = implement(odd, { ["__proto__"]: () => "proto", constructor: () => "constructor" } as never);
+  expect(Object.getPrototypeOf(definition.implementations)).toBe(Object.prototype);
+  expect(Object.keys(definition.implementations).sort()).toEqual(["__proto__", "constructor"]);
+  let url: string;
+  ({ server, url } = await serveTestAgents(new MemorySessionStore(), [definition]));
+  for (const name of ["__proto__", "constructor"]) {
+    const client = await RawClient.connect(url);
+    client.send(agentStart("test", "odd", name, v.record() as SchemaValueJson));
+    const { messages } = await client.all();
+    expect(messages.find((m) => m.type === "invocationResult")).toMatchObject({
+      result: { kind: "value", value: { kind: "string", value: name === "__proto__" ? "proto" : "constructor" } },
+    });
+  }
+});
+
 it("implement refuses a method its contract does not declare, listing the methods it does", () => {
   const tally = defineAgentType({
     name: "tally",

@@ -89,12 +89,15 @@ export function implement<C extends AnyAgentContract>(contract: C, methods: NoIn
     // Its own property: a method named `toString` or `constructor` must not find the inherited one.
     const handler: unknown = Object.hasOwn(methods, method.name) ? (methods as Record<string, unknown>)[method.name] : undefined;
     if (typeof handler !== "function") throw new TypeError(`agent type ${contract.name}: method ${method.name} has no implementation`);
-    implementations[method.name] = typedMethod(
+    const implementation = typedMethod(
       handler as (ctx: InvocationContext, params: unknown) => unknown,
       constructorGraph,
       decodeSchemaGraph(method.parameters),
       method.result === undefined ? undefined : decodeSchemaGraph(method.result),
     );
+    // Defined, not assigned: assigning `__proto__` would set the object's prototype, and
+    // `constructor` would land on what that prototype then was.
+    Object.defineProperty(implementations, method.name, { value: implementation, enumerable: true, writable: true, configurable: true });
   }
   const { name, constructorParameters, methods: graphs, config } = contract.graphs;
   // A contract of an earlier version has no durability map: every method the default.
