@@ -86,7 +86,13 @@ export class Connection {
   #state: "awaiting-first" | "starting" | "attached" | "closed" = "awaiting-first";
   #attachment: Attachment | undefined;
   #acceptanceSent = false;
-  /** Aborted when the connection closes: a message waiting for permits is dropped. */
+  /**
+   * Aborted when the connection closes, or its attachment ends first (revoked by a resume
+   * elsewhere, whose messages queue behind this connection's: its socket may take `ws`'s close
+   * timeout to close, a half-open peer never answering the close): a message waiting for
+   * permits is dropped. One signal for the connection's life (`AbortSignal.any` per waiting
+   * message would keep an entry per message in its sources on Node 20).
+   */
   readonly #closing = new AbortController();
 
   constructor(transport: SessionTransport, caller: Principal, runtime: SessionRuntime) {
@@ -321,22 +327,13 @@ export class Connection {
       if (message === undefined) return undefined;
       if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
       return permits
-        .acquire(permitBytes, this.#waitEnds(attachment))
+        .acquire(permitBytes, this.#closing.signal)
         .then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
     }
-    return permits.acquire(permitBytes, this.#waitEnds(attachment)).then((held) =>
+    return permits.acquire(permitBytes, this.#closing.signal).then((held) =>
       // Not held: the connection closed, or its attachment ended, while it waited.
       held ? this.#decodeHeld(inbound, attachment, permitBytes) : this.#taken(inbound),
     );
-  }
-
-  /**
-   * Ends a wait for permits: the connection closing, or its attachment ending first (revoked by a
-   * resume elsewhere, whose messages queue behind this one; its socket may take `ws`'s close
-   * timeout to close, a half-open peer never answering the close).
-   */
-  #waitEnds(attachment: Attachment): AbortSignal {
-    return AbortSignal.any([this.#closing.signal, attachment.endedSignal]);
   }
 
   /** Decodes and hands on a message whose permits are held; they go back if it is not one. */
@@ -418,6 +415,8 @@ export class Connection {
       }
       this.#attachment = attachment;
       this.#state = attachment.ended ? "closed" : "attached";
+      if (attachment.ended) this.#closing.abort();
+      else attachment.endedSignal.addEventListener("abort", () => this.#closing.abort(), { once: true });
     } catch (error) {
       const failure = this.#reject(error, message.attemptId, false);
       this.#observer.attachRejected(failure.code, message.type === "invocationStart" ? "start" : message.operation);
