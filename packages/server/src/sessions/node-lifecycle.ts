@@ -29,13 +29,6 @@ export class NodeLifecycle {
   readonly #reruns: Reruns;
   /** Sessions this node claimed whose re-run or failure could not be started then (a store failure). */
   readonly #unhandledClaims = new Set<string>();
-  /**
-   * A claim failed since this node last looked for the sessions it owns but does not hold: one
-   * whose COMMIT committed and whose answer was lost made sessions this node's without naming them.
-   */
-  #claimUnanswered = false;
-  /** A recovery at start has gone through every session it listed (`#takeOwnedNotHeld` waits for it). */
-  #recovered = false;
   /** The next attempt at recovering what a store failure left unrecovered at start. */
   #recoveryRetry: TimerHandle | undefined;
   /** Shut down: no more recovery attempts. */
@@ -83,7 +76,6 @@ export class NodeLifecycle {
         error: String(error),
       });
     }
-    if (failed === undefined) this.#recovered = true;
     if (failed !== undefined && !this.#stopped) {
       const retryInMs = Math.min(RECOVERY_RETRY_MS * 2 ** (attempt - 1), MAX_RECOVERY_RETRY_MS);
       this.#recoveryRetry = this.#deps.timers.setTimeout(() => {
@@ -124,59 +116,11 @@ export class NodeLifecycle {
   async claimOrphans(): Promise<number> {
     const cluster = this.#deps.cluster;
     if (cluster === undefined) return 0;
-    let claimed: string[];
-    try {
-      claimed = await cluster.claimOrphans();
-    } catch (error) {
-      this.#claimUnanswered = true;
-      throw error;
-    }
+    const claimed = await cluster.claimOrphans();
     for (const sessionId of claimed) await this.#handleClaimed(sessionId, true);
     // Claimed earlier and not handled then: they are this node's, so no claim returns them again.
     for (const sessionId of [...this.#unhandledClaims]) if (!claimed.includes(sessionId)) await this.#handleClaimed(sessionId, false);
-    if (this.#claimUnanswered) await this.#takeOwnedNotHeld();
     return claimed.length;
-  }
-
-  /**
-   * After a claim that failed: a claim whose COMMIT committed but whose answer was lost (a
-   * failover, a cut network, a COMMIT slower than the query timeout) made sessions this node's at
-   * their next epoch, and no later claim returns them (they are this node's). Every running
-   * session the store says this node owns and this process does not hold as their owner is taken
-   * as a claimed one. Held as owner means this process runs it, starts it (a start holds the
-   * session's queue from before its commit until it holds the session), or re-runs it: left
-   * alone. Held as a mirror, it is switched to owner as a claim does. Not before the recovery at
-   * start has gone through every session it listed: that one also fences a former process of
-   * this node id (`reclaim`) and takes these sessions too. One that fails is tried again at the
-   * next round, as an unhandled claim; a store that fails to list them: all of them.
-   */
-  async #takeOwnedNotHeld(): Promise<void> {
-    const cluster = this.#deps.cluster;
-    if (cluster === undefined || !this.#recovered) return;
-    let running: readonly { readonly sessionId: string }[];
-    try {
-      running = await this.#deps.store.listRunningSessions();
-    } catch (error) {
-      this.#deps.logger.error(
-        "could not look for the sessions an unanswered claim may have made this node's: tried again at the next claim",
-        {
-          event: "cluster.owned-sessions-unlisted",
-          error: String(error),
-        },
-      );
-      return;
-    }
-    this.#claimUnanswered = false;
-    for (const { sessionId } of running) {
-      if (this.#stopped) return;
-      if (this.cache.get(sessionId)?.role === "owner") continue;
-      await this.#handleClaimed(sessionId, true, async () => {
-        // Checked again in the session's queue: a start, recovery or claim may have taken it meanwhile.
-        if (this.cache.get(sessionId)?.role === "owner") return;
-        if ((await cluster.ownership(sessionId))?.nodeId !== cluster.nodeId) return;
-        await this.#takeClaimed(sessionId);
-      });
-    }
   }
 
   /**
@@ -184,9 +128,9 @@ export class NodeLifecycle {
    * leave the others claimed by this node and never run, as a later claim skips what this node
    * owns. One that fails is tried again at the next claim; `log` says the failure (not on a retry).
    */
-  async #handleClaimed(sessionId: string, log: boolean, take = () => this.#takeClaimed(sessionId)): Promise<void> {
+  async #handleClaimed(sessionId: string, log: boolean): Promise<void> {
     try {
-      await this.cache.exclusive(sessionId, take);
+      await this.cache.exclusive(sessionId, () => this.#takeClaimed(sessionId));
       // Handled now (perhaps claimed again since an earlier failure): never taken again, which
       // would supersede the run just started.
       this.#unhandledClaims.delete(sessionId);
