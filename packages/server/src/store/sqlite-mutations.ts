@@ -18,13 +18,14 @@ import type {
   AttemptRecord,
   CreateSessionResult,
   InputChunk,
+  InputTerminal,
   JournalEntry,
   NewStream,
   OutputEvent,
   SessionRecord,
 } from "./session-store.js";
 import { APPENDED, INPUT_COLUMNS, OUTPUT_COLUMNS, inputRow, outputItemRow, outputTerminalRow, runRows } from "./sqlite-log-rows.js";
-import type { SessionRow } from "./sqlite-rows.js";
+import { encodeInputTerminal, type SessionRow } from "./sqlite-rows.js";
 import type { SqliteStatements } from "./sqlite-statements.js";
 import { continuesRun, writeOrder } from "./write-order.js";
 
@@ -115,6 +116,24 @@ export class SqliteMutations {
     const taken = this.#statements.journalEntry.get(entry.sessionId, entry.position) as { name: string; outcome: string } | undefined;
     if (taken !== undefined && taken.name === entry.name && taken.outcome === entry.outcome) return;
     throw new Error(taken === undefined ? "the session is not running" : "the journal position is already taken");
+  }
+
+  /** `SessionStore.endInput`: with `count`, an input without a terminal that does not hold that many items is refused. */
+  endInput(streamId: string, terminal: InputTerminal, count: bigint | undefined): void {
+    const ended = this.#statements.endInput.run({ terminal: encodeInputTerminal(terminal), stream: streamId, count: count ?? null });
+    if (ended.changes === 1 || count === undefined) return;
+    const stream = this.#statements.inputEnded.get(streamId) as { ended: bigint } | undefined;
+    if (stream !== undefined && stream.ended === 0n) throw new Error("input end does not follow the stream's items");
+  }
+
+  /** `SessionStore.purgeFinished`'s rows: old tombstones dropped, the purged sessions' attempts and keys tombstoned; the purged ids. */
+  purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): string[] {
+    const statements = this.#statements;
+    statements.dropAttemptTombstones.run(tombstonesBefore);
+    statements.dropIdempotencyTombstones.run(tombstonesBefore);
+    statements.tombstoneAttempts.run(now, finishedBefore);
+    statements.tombstoneIdempotency.run(now, finishedBefore);
+    return statements.purge.all(finishedBefore) as string[];
   }
 
   /** `SessionStore.recordHandOver`: the next re-run counts as one that found progress. */

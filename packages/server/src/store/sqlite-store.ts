@@ -55,7 +55,6 @@ import { checkpointPagesOf, maxPackedRowBytesOf, pageSizeOf, payloadFileThreshol
 import type { SqliteSessionStoreOptions } from "./sqlite-options.js";
 import { prepareStatements, PURGEABLE_BYTES_SQL, STORED_BYTES_SQL, type SqliteStatements } from "./sqlite-statements.js";
 import {
-  encodeInputTerminal,
   packedEvents,
   payloadLength,
   pushChunks,
@@ -223,12 +222,7 @@ export class SqliteSessionStore implements SessionStore {
 
   endInput(streamId: string, terminal: InputTerminal, epoch?: bigint, count?: bigint): Promise<void> {
     if (epoch !== undefined && epoch !== FIRST_EPOCH) return this.#fenced(streamId, epoch);
-    return this.#group.write(() => {
-      const ended = this.#statements.endInput.run({ terminal: encodeInputTerminal(terminal), stream: streamId, count: count ?? null });
-      if (ended.changes === 1 || count === undefined) return;
-      const stream = this.#statements.inputEnded.get(streamId) as { ended: bigint } | undefined;
-      if (stream !== undefined && stream.ended === 0n) throw new Error("input end does not follow the stream's items");
-    });
+    return this.#group.write(() => this.#mutations.endInput(streamId, terminal, count));
   }
 
   appendOutput(event: OutputEvent, introduced: readonly NewStream[], epoch?: bigint): Promise<void> {
@@ -335,14 +329,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async purgeFinished(finishedBefore: number, now: number, tombstonesBefore: number): Promise<number> {
-    const purged = await this.#group.write(() => {
-      const statements = this.#statements;
-      statements.dropAttemptTombstones.run(tombstonesBefore);
-      statements.dropIdempotencyTombstones.run(tombstonesBefore);
-      statements.tombstoneAttempts.run(now, finishedBefore);
-      statements.tombstoneIdempotency.run(now, finishedBefore);
-      return statements.purge.all(finishedBefore) as string[];
-    });
+    const purged = await this.#group.write(() => this.#mutations.purgeFinished(finishedBefore, now, tombstonesBefore));
     // Only once the purge is on disk: at `synchronous: "normal"` its commit is not yet, and a power
     // loss could roll the purge back but keep the unlinks, its rows then pointing into missing
     // files. (A checkpoint since the commit synced the database file before the WAL was reused.)
