@@ -9,7 +9,8 @@
  * first start) unless one is given, so tokens stay valid across restarts.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { makeDirectorySync } from "./store/make-directory.js";
 import { join } from "node:path";
 import { Keyring } from "@golem-stream/tokens";
 import { checkStaticTokens, withStaticTokens, type Authentication, type StaticToken } from "./auth/static-tokens.js";
@@ -118,7 +119,7 @@ export function loadOrCreateKeyring(dataDir: string): Keyring {
   const path = join(dataDir, KEYRING_FILE);
   if (existsSync(path)) return Keyring.fromJSON(readFileSync(path, "utf8"));
   const keyring = Keyring.generate();
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  makeDirectorySync(dataDir, 0o700);
   writeFileSync(path, keyring.exportKeyringJson(), { mode: 0o600, flag: "wx" });
   return keyring;
 }
@@ -137,7 +138,7 @@ export function loadOrCreatePrincipalSecret(dir: string): { readonly secret: Uin
   const path = join(dir, PRINCIPAL_SECRET_FILE);
   let created = false;
   if (!existsSync(path)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectorySync(dir, 0o700);
     const aside = join(dir, `.${PRINCIPAL_SECRET_FILE}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
     writeFileSync(aside, randomBytes(PRINCIPAL_SECRET_BYTES), { mode: 0o600, flag: "wx" });
     try {
@@ -176,7 +177,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     throw new TypeError("options.tokens must not be empty without options.authentication");
   // Before anything is created: a bad catalogue leaves no data directory behind.
   const host = agentsHost(options);
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  makeDirectorySync(options.dataDir, 0o700);
   const keyring = options.keyring ?? loadOrCreateKeyring(options.dataDir);
   const store =
     options.store ??

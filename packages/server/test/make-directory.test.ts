@@ -1,14 +1,15 @@
 /**
  * makeDirectorySync, the store's `mkdir -p`: each missing level made once with the mode, and an
  * error for a level that cannot be made, where Node's recursive mkdir loops forever
- * (`/proc/nope`). SqliteSessionStore makes its data directory with it.
+ * (`/proc/nope`). SqliteSessionStore, the embedded server and its keyring and principal-secret
+ * files make their directories with it.
  */
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { makeDirectorySync } from "../src/store/make-directory.js";
-import { SqliteSessionStore } from "../src/index.js";
+import { loadOrCreateKeyring, loadOrCreatePrincipalSecret, SqliteSessionStore, startEmbeddedServer } from "../src/index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -40,7 +41,12 @@ it("fails with mkdir's error when a file is in the way", () => {
   expect(() => makeDirectorySync(join(file, "below"), 0o700)).toThrow(expect.objectContaining({ code: "ENOTDIR" }));
 });
 
-it("fails where mkdir answers ENOENT under a parent that exists (/proc), instead of trying forever", () => {
+it("fails where mkdir answers ENOENT under a parent that exists (/proc), instead of trying forever", async () => {
   expect(() => makeDirectorySync("/proc/golem-stream-nope/data", 0o700)).toThrow(expect.objectContaining({ code: "ENOENT" }));
   expect(() => new SqliteSessionStore({ dataDir: "/proc/golem-stream-nope" })).toThrow(expect.objectContaining({ code: "ENOENT" }));
+  expect(() => loadOrCreateKeyring("/proc/golem-stream-nope")).toThrow(expect.objectContaining({ code: "ENOENT" }));
+  expect(() => loadOrCreatePrincipalSecret("/proc/golem-stream-nope")).toThrow(expect.objectContaining({ code: "ENOENT" }));
+  await expect(startEmbeddedServer({ dataDir: "/proc/golem-stream-nope", tokens: ["a-token-of-sixteen-chars"] })).rejects.toMatchObject({
+    code: "ENOENT",
+  });
 });
