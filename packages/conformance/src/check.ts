@@ -18,6 +18,7 @@ export const SECTIONS = [
   "revocation",
   "cancel",
   "limits",
+  "authorization",
   "liveness",
   "backpressure",
   "restart",
@@ -40,6 +41,11 @@ export interface Check {
    * which decisions-v1 section 7 does not list. Skipped otherwise.
    */
   readonly durable?: true;
+  /**
+   * Needs the token of a second principal (`otherPrincipalToken`, `--other-principal-token`):
+   * skipped without it.
+   */
+  readonly otherPrincipal?: true;
   /** Returns a short description of what was seen; throws `Mismatch` (or any error) on failure. */
   run(ctx: SuiteContext): Promise<string | void>;
 }

@@ -166,6 +166,12 @@ program
       "bearer token of the per-principal checks, of a principal nothing else uses meanwhile (default: --token)",
     ).env("GOLEM_STREAM_BOUNDED_TOKEN"),
   )
+  .addOption(
+    new Option(
+      "--other-principal-token <token>",
+      "bearer token of a second principal the server accepts (not --token's); enables the authorization section: that principal may not resume, take over or replay --token's sessions, nor read them with their cursors",
+    ).env("GOLEM_STREAM_OTHER_PRINCIPAL_TOKEN"),
+  )
   .option("--timeout <ms>", "how long the server may stay silent while a check waits for it", positiveInt, 5000)
   .option("--check-timeout <ms>", "hard deadline of one check", positiveInt, 60_000)
   .option("--concurrency <n>", "checks run at once (the restart section always runs alone)", positiveInt, 4)
@@ -185,6 +191,7 @@ program
       maxConnectionsPerPrincipal?: number;
       maxSessionsPerPrincipal?: number;
       boundedToken?: string;
+      otherPrincipalToken?: string;
       timeout: number;
       checkTimeout: number;
       concurrency: number;
@@ -213,6 +220,7 @@ program
           maxConnectionsPerPrincipal: options.maxConnectionsPerPrincipal,
           maxRunningSessionsPerPrincipal: options.maxSessionsPerPrincipal,
           boundedToken: options.boundedToken,
+          otherPrincipalToken: options.otherPrincipalToken,
           ...(options.only ? { only: options.only } : {}),
           ...(options.skip ? { skip: options.skip } : {}),
           onResult: progress(options),

@@ -55,6 +55,13 @@ export interface SuiteOptions {
    */
   readonly boundedToken?: string | undefined;
   /**
+   * The bearer token of a second principal the server accepts, other than `token`'s (another
+   * caller, not another name of the same one); enables the `authorization` section, which checks
+   * that this principal can neither resume, take over nor replay an attempt of `token`'s sessions,
+   * nor read their output with their cursors. Unset: that section is skipped.
+   */
+  readonly otherPrincipalToken?: string | undefined;
+  /**
    * The server continues invocations a restart interrupted (the demo methods are durable there):
    * the restart section then requires continuation instead of also accepting the documented failure,
    * and runs the checks marked `durable` (the server must then host the demo's `journal` method).
@@ -74,6 +81,7 @@ export class SuiteContext {
   readonly maxConnectionsPerPrincipal: number | undefined;
   readonly maxRunningSessionsPerPrincipal: number | undefined;
   readonly boundedToken: string;
+  readonly otherPrincipalToken: string | undefined;
   /** Fires when the check ends (passed, failed or cut off by its deadline): everything the context started is released. */
   readonly #lifetime = new CheckLifetime();
 
@@ -89,6 +97,7 @@ export class SuiteContext {
     this.maxConnectionsPerPrincipal = options.maxConnectionsPerPrincipal;
     this.maxRunningSessionsPerPrincipal = options.maxRunningSessionsPerPrincipal;
     this.boundedToken = options.boundedToken ?? options.token;
+    this.otherPrincipalToken = options.otherPrincipalToken;
   }
 
   /** A server setting the check declared it needs (`Check.needs`): the runner skips the check without it. */

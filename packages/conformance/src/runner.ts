@@ -47,6 +47,8 @@ function skipReason(check: Check, options: RunOptions): string | undefined {
   if (check.section === "restart" && options.restartCmd === undefined) return "no --restart-cmd given";
   if (check.durable === true && options.durableRestart !== true)
     return "no --durable-restart given: only a server that continues what a restart interrupted keeps a journal to follow";
+  if (check.otherPrincipal === true && options.otherPrincipalToken === undefined)
+    return "no --other-principal-token given: the check needs the token of a second principal the server accepts";
   if (check.needs !== undefined && options[check.needs] === undefined)
     return `the server's ${check.needs} was not given (${SETTING_FLAGS[check.needs]}): a server may set it otherwise, or not enforce it`;
   return undefined;

@@ -1,5 +1,6 @@
 /** Every check of the server suite, in report order. */
 import type { Check } from "./check.js";
+import { authorizationChecks } from "./checks/authorization.js";
 import { backpressureChecks } from "./checks/backpressure.js";
 import { cancelChecks } from "./checks/cancel.js";
 import { channelChecks } from "./checks/channels.js";
@@ -28,6 +29,7 @@ export function serverChecks(): Check[] {
     ...revocationChecks,
     ...cancelChecks,
     ...limitChecks,
+    ...authorizationChecks,
     ...livenessChecks,
     ...backpressureChecks,
     ...restartChecks,

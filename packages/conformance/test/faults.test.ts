@@ -10,7 +10,7 @@ import { runServerSuite, serverChecks } from "../src/index.js";
 import { startRestartControl, type RestartControl } from "./support/control.js";
 import { NO_FAULT, startFaultProxy } from "./support/fault-proxy.js";
 import { FAULTS, type FaultCase } from "./support/faults.js";
-import { BOUNDED_SUITE_OPTIONS, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { BOUNDED_SUITE_OPTIONS, OTHER_PRINCIPAL_TOKEN, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
 /** Waits are short here: a fault that makes the server silent must fail its check quickly. */
 const FAULT_TIMEOUT_MS = 1500;
@@ -56,6 +56,7 @@ async function runThroughProxy(
       const report = await runServerSuite({
         url: proxy.url,
         token: TOKEN,
+        otherPrincipalToken: OTHER_PRINCIPAL_TOKEN,
         only,
         timeoutMs,
         checkTimeoutMs,

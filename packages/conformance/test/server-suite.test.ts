@@ -20,7 +20,7 @@ import {
   type SuiteReport,
 } from "../src/index.js";
 import { startRestartControl, type RestartControl } from "./support/control.js";
-import { BOUNDED_SUITE_OPTIONS, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
+import { BOUNDED_SUITE_OPTIONS, OTHER_PRINCIPAL_TOKEN, startServerUnderTest, TOKEN, type ServerUnderTest } from "./support/server.js";
 
 let server: ServerUnderTest;
 let bounded: ServerUnderTest;
@@ -44,6 +44,7 @@ const run = (only: readonly string[], options: Partial<RunOptions> = {}): Promis
   runServerSuite({
     url: server.url,
     token: TOKEN,
+    otherPrincipalToken: OTHER_PRINCIPAL_TOKEN,
     restartCmd: control.command,
     durableRestart: true,
     concurrency: 3,
@@ -89,6 +90,33 @@ describe(
     });
   },
 );
+
+describe("the authorization section", { timeout: 60_000 }, () => {
+  const ids = checks.filter((c) => c.section === "authorization").map((c) => c.id);
+
+  it("without --other-principal-token, each of its checks is skipped and says which option it needs", async () => {
+    const report = await run(ids, { otherPrincipalToken: undefined });
+    expect(report.results.map((r) => [r.id, r.status, r.saw])).toEqual(
+      ids.map((id) => [
+        id,
+        "skipped",
+        "no --other-principal-token given: the check needs the token of a second principal the server accepts",
+      ]),
+    );
+  });
+
+  it("fails each check when the second principal's token is the first's, or one the server refuses, saying so", async () => {
+    const same = await run(ids, { otherPrincipalToken: TOKEN });
+    expect(same.results.map((r) => [r.status, r.saw])).toEqual(
+      ids.map(() => ["failed", "--other-principal-token is the suite's --token: give the token of a second principal"]),
+    );
+    const refused = await run(ids, { otherPrincipalToken: "not-a-token-of-this-server" });
+    for (const r of refused.results) {
+      expect(r.status, r.id).toBe("failed");
+      expect(r.saw, r.id).toMatch(/^the upgrade with the second principal's token failed \(upgrade refused with HTTP 401\)/);
+    }
+  });
+});
 
 describe("the project's server passes each restart check, one at a time", { timeout: 120_000 }, () => {
   for (const check of checks.filter((c) => c.section === "restart")) {

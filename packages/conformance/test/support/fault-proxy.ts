@@ -56,6 +56,8 @@ export interface Fault {
   readonly description: string;
   /** Upgrade with the valid token whatever the client sent. */
   readonly acceptAnyToken?: boolean;
+  /** Rewrites the client's `Authorization` header for the upgrade to the server (after `acceptAnyToken`). */
+  readonly authorization?: (header: string | undefined) => string | undefined;
   /** Accept upgrades that offer no or only unsupported subprotocols. */
   readonly acceptAnySubprotocol?: boolean;
   /** Choose the subprotocol answered to the client from what it offered. */
@@ -188,7 +190,8 @@ export async function startFaultProxy(upstreamUrl: string, validToken: string, f
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const offered = offeredProtocols(req);
     const upstreamProtocols = fault.acceptAnySubprotocol === true ? [SUBPROTOCOL] : offered;
-    const authorization = fault.acceptAnyToken === true ? `Bearer ${validToken}` : req.headers.authorization;
+    const presented = fault.acceptAnyToken === true ? `Bearer ${validToken}` : req.headers.authorization;
+    const authorization = fault.authorization === undefined ? presented : fault.authorization(presented);
     const headers: Record<string, string> = {};
     if (authorization !== undefined) headers.authorization = authorization;
     const upstream = new WebSocket(`${upstreamUrl}${req.url ?? SESSION_PATH}`, upstreamProtocols, {

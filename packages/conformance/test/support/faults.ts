@@ -5,6 +5,7 @@
 import type { ServerMessage } from "@golem-stream/wire";
 import { loadVectors, type MalformedCase } from "../../src/index.js";
 import type { Fault, Link, Out } from "./fault-proxy.js";
+import { OTHER_PRINCIPAL_TOKEN, TOKEN } from "./server.js";
 
 /** Every decoding check whose vector the project's server refuses with close 1002 (all but the oversize cases). */
 const DECODING_1002 = loadVectors<{ cases: MalformedCase[] }>("malformed.json")
@@ -1044,4 +1045,38 @@ export const BOUNDED_FAULTS: readonly FaultCase[] = [
   },
 ];
 
-export const FAULTS: readonly FaultCase[] = [...BASE_FAULTS, ...MORE_FAULTS, ...BOUNDED_FAULTS];
+/** The checks of another principal's attach (`otherPrincipalToken`). */
+const AUTHORIZATION_CHECKS = [
+  "authorization.other-principal-resume",
+  "authorization.other-principal-takeover",
+  "authorization.other-principal-resume-replay",
+  "authorization.other-principal-start-replay",
+  "authorization.other-principal-cursor",
+];
+
+/** Faults of a server that lets one principal act on another's sessions, or refuses it the wrong way. */
+export const AUTHORIZATION_FAULTS: readonly FaultCase[] = [
+  {
+    fault: {
+      name: "principals-confused",
+      description:
+        "takes the second principal for the first (as a server that checks no principal on resume, takeover or replay lets it act on the first's sessions)",
+      authorization: (header) => (header === `Bearer ${OTHER_PRINCIPAL_TOKEN}` ? `Bearer ${TOKEN}` : header),
+    },
+    caughtBy: AUTHORIZATION_CHECKS,
+  },
+  rewrite(
+    "identity-refusal-retryable",
+    "refuses an attach or replay of another principal's session as retryable",
+    when("invocationRejected", (m) => [m.code === "invalid-token" || m.code === "forbidden" ? { ...m, retryable: true } : m]),
+    AUTHORIZATION_CHECKS,
+  ),
+  rewrite(
+    "identity-refusal-not-found",
+    "refuses an attach or replay of another principal's session with not-found instead of invalid-token or forbidden",
+    when("invocationRejected", (m) => [m.code === "invalid-token" || m.code === "forbidden" ? { ...m, code: "not-found" } : m]),
+    AUTHORIZATION_CHECKS,
+  ),
+];
+
+export const FAULTS: readonly FaultCase[] = [...BASE_FAULTS, ...MORE_FAULTS, ...BOUNDED_FAULTS, ...AUTHORIZATION_FAULTS];

@@ -8,6 +8,8 @@ import type { SuiteOptions } from "../../src/index.js";
 export const TOKEN = "conformance-token";
 /** A second principal of the bounded server, for the per-principal checks. */
 export const BOUNDED_TOKEN = "conformance-bounded-token";
+/** A principal of every server under test besides `TOKEN`'s, for the `authorization` checks (`otherPrincipalToken`). */
+export const OTHER_PRINCIPAL_TOKEN = "conformance-other-principal-token";
 
 /**
  * The bounded server's settings: a short first-message deadline and ping
@@ -37,13 +39,14 @@ export interface ServerUnderTest {
 const CONNECTIONS_OPEN = "golem_stream_connections_open";
 
 /**
- * The project's server with its defaults, or (`bounded`) with `BOUNDED_LIMITS` and a second principal.
+ * The project's server with its defaults and two principals (`TOKEN`, `OTHER_PRINCIPAL_TOKEN`), or
+ * (`bounded`) with `BOUNDED_LIMITS` and a third principal (`BOUNDED_TOKEN`).
  * `limits`: more limits, e.g. `{ maxReplays: 0 }`, a server that fails what a restart interrupted instead of re-running it.
  */
 export async function startServerUnderTest(options: { bounded?: boolean; limits?: Partial<ServerLimits> } = {}): Promise<ServerUnderTest> {
   const dataDir = mkdtempSync(join(tmpdir(), "golem-stream-conformance-"));
   const limits = { ...(options.bounded === true ? BOUNDED_LIMITS : {}), ...options.limits };
-  const settings = { tokens: options.bounded === true ? [TOKEN, BOUNDED_TOKEN] : [TOKEN], limits };
+  const settings = { tokens: [TOKEN, OTHER_PRINCIPAL_TOKEN, ...(options.bounded === true ? [BOUNDED_TOKEN] : [])], limits };
   let server: EmbeddedServer = await startEmbeddedServer({ dataDir, ...settings, synchronous: "normal", metrics: true });
   const port = Number(new URL(server.url).port);
   return {
