@@ -35,6 +35,34 @@ it("runs the kit's server suite: a section that passes exits 0 with the kit's re
   expect(report).not.toMatch(/FAIL/);
 }, 120_000);
 
+it("hands --other-principal-token to the kit: a serve with two tokens in its --token-file passes the authorization section, which is skipped without it", async () => {
+  const tokens = join(scratchDir(), "tokens.txt");
+  writeFileSync(tokens, "# two principals\nconformance-alice\nconformance-bob\n");
+  const two = start(["serve", "--port", "0", "--token-file", tokens, "--data-dir", join(scratchDir(), "two-principals")]);
+  try {
+    await waitFor(two, () => /^listening on /m.test(two.stdout().toString()), "serve listened");
+    const twoUrl = (/^listening on (\S+)$/m.exec(two.stdout().toString())?.[1] as string).replace(/^http/, "ws");
+    const args = ["conformance", "server", "--url", twoUrl, "--token", "conformance-alice", "--only", "authorization", "--json"];
+    const statuses = (stdout: Buffer) =>
+      (JSON.parse(stdout.toString()) as { results: { id: string; status: string }[] }).results.map((r) => `${r.id} ${r.status}`);
+    const told = await run([...args, "--other-principal-token", "conformance-bob"]);
+    expect(told.code, told.stdout.toString() + told.stderr.toString()).toBe(EXIT.success);
+    expect(statuses(told.stdout)).toEqual([
+      "authorization.other-principal-resume passed",
+      "authorization.other-principal-takeover passed",
+      "authorization.other-principal-resume-replay passed",
+      "authorization.other-principal-start-replay passed",
+      "authorization.other-principal-cursor passed",
+    ]);
+    const untold = await run(args);
+    expect(untold.code).toBe(EXIT.success);
+    expect(statuses(untold.stdout).every((line) => line.endsWith(" skipped"))).toBe(true);
+  } finally {
+    two.child.kill("SIGTERM");
+    await two.done;
+  }
+}, 120_000);
+
 it("a server that refuses the token is the kit's usage error (exit 2), with nothing run", async () => {
   const result = await run(["conformance", "server", "--url", url, "--token", "not-the-token", "--only", "handshake"]);
   expect(result.code).toBe(EXIT.usage);
