@@ -1,14 +1,21 @@
 /**
  * The forms made from schemas, in Chromium: a catalogue of its own (a
- * `createSessionServer` with a `StaticAgentHost`) whose method takes a
- * variant, a list, an enum, an option, a u64, a tuple and flags, and returns
- * the parameters it received as JSON. What a person enters through the
- * controls must arrive as exactly that native value; a wrong entry is named
- * before anything is sent.
+ * `createSessionServer` with a `StaticAgentHost`) whose methods take a
+ * variant, a list, an enum, an option, a u64, a tuple and flags (`describe`),
+ * and a binary (`upload`), and return the parameters they
+ * received as JSON. What a person enters through the controls must arrive as
+ * exactly that native value; a wrong entry is named before anything is sent.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSessionServer, Keyring, MemorySessionStore, StaticAgentHost, type SessionServer } from "@golem-stream/server";
+import {
+  createSessionServer,
+  Keyring,
+  MemorySessionStore,
+  StaticAgentHost,
+  type MethodImplementation,
+  type SessionServer,
+} from "@golem-stream/server";
 import type { JsonObject } from "@golem-stream/wire";
 import { consoleHandler } from "../dist/node/index.js";
 import { launchBrowser } from "./support/browser.js";
@@ -54,6 +61,9 @@ const PARAMETERS = t.record(
   ["access", { kind: "flags", value: { flags: ["read", "write"] } }],
 );
 
+/** A method that returns the parameters it received, as JSON. */
+const echo: MethodImplementation = async (ctx) => ({ kind: "string", value: JSON.stringify(ctx.parameters) });
+
 let server: SessionServer;
 let url: string;
 let browser: Browser | undefined;
@@ -66,9 +76,16 @@ beforeAll(async () => {
         {
           name: "shapes",
           constructorParameters: { root: t.record() },
-          methods: [{ name: "describe", parameters: { root: PARAMETERS }, result: { root: t.string } }],
+          methods: [
+            { name: "describe", parameters: { root: PARAMETERS }, result: { root: t.string } },
+            {
+              name: "upload",
+              parameters: { root: t.record(["file", { kind: "binary", value: { restrictions: {} } }]) },
+              result: { root: t.string },
+            },
+          ],
           config: [],
-          implementations: { describe: async (ctx) => ({ kind: "string", value: JSON.stringify(ctx.parameters) }) },
+          implementations: { describe: echo, upload: echo },
         },
       ],
     },
@@ -95,7 +112,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function openForm(): Promise<Page> {
+async function openForm(method = "describe"): Promise<Page> {
   if (startFailure !== undefined || browser === undefined) throw startFailure ?? new Error("no browser");
   const page = await browser.newPage();
   await page.goto(`${url}/`);
@@ -108,7 +125,7 @@ async function openForm(): Promise<Page> {
     .waitFor();
   await page.getByLabel("Application").fill("forms");
   await page.getByRole("button", { name: "Load agent types" }).click();
-  await page.locator("#method").selectOption("describe");
+  await page.locator("#method").selectOption(method);
   return page;
 }
 
@@ -182,6 +199,69 @@ it("a value outside its kind is named before anything is sent", async () => {
     await error.waitFor({ state: "visible" });
     expect(await error.textContent()).toBe("parameters.pair[1]: a whole number from -128 to 127");
     expect(await page.locator("#run").isHidden()).toBe(true);
+  } finally {
+    await page.close();
+  }
+});
+
+/** Starts the run and returns the parameters the method received. */
+async function received(page: Page): Promise<unknown> {
+  await page.getByRole("button", { name: "Start" }).click();
+  await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+  return JSON.parse((await page.locator("#result").textContent()) ?? "");
+}
+
+/** Starts the run and returns the error the form names instead; nothing was sent. */
+async function refused(page: Page): Promise<string | null> {
+  await page.getByRole("button", { name: "Start" }).click();
+  const error = page.locator("#invoke-error");
+  await error.waitFor({ state: "visible" });
+  expect(await page.locator("#run").isHidden()).toBe(true);
+  return error.textContent();
+}
+
+it("a binary is the chosen file's bytes and MIME type, read when Start is pressed, however long the read takes", async () => {
+  const page = await openForm("upload");
+  try {
+    // The page's reads of the chosen file wait until the test lets them go: Start is pressed while
+    // the file is still unread.
+    await page.evaluate(() => {
+      const read = Blob.prototype.arrayBuffer;
+      const pending: (() => void)[] = [];
+      Object.assign(window, { releaseReads: () => pending.splice(0).forEach((go) => go()), pendingReads: () => pending.length });
+      Blob.prototype.arrayBuffer = function (this: Blob) {
+        if (!(this instanceof File)) return read.call(this);
+        return new Promise<void>((go) => pending.push(go)).then(() => read.call(this));
+      };
+    });
+    await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
+    await page.getByRole("button", { name: "Start" }).click();
+    await page.waitForFunction(
+      () => (window as unknown as { pendingReads(): number }).pendingReads() > 0 || !document.querySelector("#run")?.hasAttribute("hidden"),
+    );
+    await page.evaluate(() => (window as unknown as { releaseReads(): void }).releaseReads());
+    await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+    expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({
+      kind: "record",
+      value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] },
+    });
+  } finally {
+    await page.close();
+  }
+});
+
+it("a binary whose picker was cleared is named as missing, not sent with the file chosen before", async () => {
+  const page = await openForm("upload");
+  try {
+    const picker = page.getByLabel("file");
+    await picker.setInputFiles({ name: "a.bin", mimeType: "application/x-a", buffer: Buffer.from([1, 2, 3]) });
+    await picker.setInputFiles([]);
+    expect(await refused(page)).toBe("parameters.file: choose a file");
+    await picker.setInputFiles({ name: "b.csv", mimeType: "text/csv", buffer: Buffer.from([4, 5]) });
+    expect(await received(page)).toEqual({
+      kind: "record",
+      value: { fields: [{ kind: "binary", value: { bytes: [4, 5], mimeType: "text/csv" } }] },
+    });
   } finally {
     await page.close();
   }

@@ -13,8 +13,11 @@ import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
 
 export interface Field {
   readonly element: HTMLElement;
-  /** The value as entered; throws a `FormError` naming the field when it is not valid. */
-  read(): ParamNode;
+  /**
+   * The value as entered, read now (a chosen file's bytes included); rejects with a `FormError`
+   * naming the field when it is not valid.
+   */
+  read(): Promise<ParamNode>;
 }
 
 export class FormError extends Error {}
@@ -56,7 +59,7 @@ const SMALL_INTEGERS: Readonly<Record<string, [number, number]>> = {
 const node = (kind: string, value: unknown): ParamNode => ({ kind, value }) as ParamNode;
 
 /** The fields of a parameter record (the root of a method's or constructor's graph), one per record field. */
-export function recordFields(graph: SchemaGraph, container: HTMLElement): () => ParamNode {
+export function recordFields(graph: SchemaGraph, container: HTMLElement): () => Promise<ParamNode> {
   const root = graph.resolve(graph.root);
   const field = buildField(graph, root, "parameters", "");
   if (root.kind === "record") {
@@ -76,7 +79,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
   switch (type.kind) {
     case "bool": {
       const input = el("input", { type: "checkbox" });
-      return { element: labelled(label, input), read: () => node("bool", input.checked) };
+      return { element: labelled(label, input), read: async () => node("bool", input.checked) };
     }
     case "s8":
     case "s16":
@@ -88,7 +91,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       const input = el("input", { type: "number", step: "1", min: String(min), max: String(max), value: "0" });
       return {
         element: labelled(label, input, type.kind),
-        read: () => {
+        read: async () => {
           const value = Number(input.value);
           if (input.value.trim() === "" || !Number.isInteger(value) || value < min || value > max)
             fail(`a whole number from ${min} to ${max}`);
@@ -101,7 +104,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       const input = el("input", { inputMode: "numeric", value: "0" });
       return {
         element: labelled(label, input, type.kind),
-        read: () => {
+        read: async () => {
           const text = input.value.trim();
           if (!(type.kind === "u64" ? /^\d+$/ : /^-?\d+$/).test(text)) fail(`a whole number (${type.kind})`);
           const value = BigInt(text);
@@ -116,7 +119,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       const input = el("input", { type: "number", step: "any", value: "0" });
       return {
         element: labelled(label, input, type.kind),
-        read: () => {
+        read: async () => {
           const value = Number(input.value);
           if (input.value.trim() === "" || !Number.isFinite(value)) fail("a number");
           return node(type.kind, value);
@@ -127,7 +130,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       const input = el("input", { maxLength: 2, size: 3 });
       return {
         element: labelled(label, input, "char"),
-        read: () => {
+        read: async () => {
           if (Array.from(input.value).length !== 1) fail("exactly one character");
           return node("char", input.value);
         },
@@ -147,42 +150,46 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       return textField(label, "duration in nanoseconds", (nanoseconds) => node("duration", { nanoseconds }));
     case "binary": {
       const input = el("input", { type: "file" });
-      let bytes: number[] = [];
-      let mimeType = "";
-      input.addEventListener("change", () => {
-        const file = input.files?.[0];
-        if (file === undefined) return;
-        mimeType = file.type;
-        void file.arrayBuffer().then((buffer) => (bytes = Array.from(new Uint8Array(buffer))));
-      });
       return {
         element: labelled(label, input, "binary: a small file"),
-        read: () => node("binary", mimeType === "" ? { bytes } : { bytes, mimeType }),
+        // The file chosen now, read now: not one chosen before, nor a read still under way.
+        read: async () => {
+          const file = input.files?.[0];
+          if (file === undefined) return fail("choose a file");
+          let buffer: ArrayBuffer;
+          try {
+            buffer = await file.arrayBuffer();
+          } catch (error) {
+            return fail(`${file.name} could not be read (${error instanceof Error ? error.message : String(error)})`);
+          }
+          const bytes = Array.from(new Uint8Array(buffer));
+          return node("binary", file.type === "" ? { bytes } : { bytes, mimeType: file.type });
+        },
       };
     }
     case "record": {
       const set = el("fieldset", {}, el("legend", { textContent: label }));
       const fields = type.value.fields.map((f) => buildField(graph, f.body, f.name, `${where}.${f.name}`));
       set.append(...fields.map((f) => f.element));
-      return { element: set, read: () => node("record", { fields: fields.map((f) => f.read()) }) };
+      return { element: set, read: async () => node("record", { fields: await readAll(fields) }) };
     }
     case "tuple": {
       const set = el("fieldset", {}, el("legend", { textContent: label }));
       const fields = type.value.elements.map((t, i) => buildField(graph, t, `${i}`, `${where}[${i}]`));
       set.append(...fields.map((f) => f.element));
-      return { element: set, read: () => node("tuple", { elements: fields.map((f) => f.read()) }) };
+      return { element: set, read: async () => node("tuple", { elements: await readAll(fields) }) };
     }
     case "fixed-list": {
       const set = el("fieldset", {}, el("legend", { textContent: `${label} (${type.value.length})` }));
       const fields = Array.from({ length: type.value.length }, (_, i) => buildField(graph, type.value.element, `${i}`, `${where}[${i}]`));
       set.append(...fields.map((f) => f.element));
-      return { element: set, read: () => node("fixed-list", { elements: fields.map((f) => f.read()) }) };
+      return { element: set, read: async () => node("fixed-list", { elements: await readAll(fields) }) };
     }
     case "list":
       return growingList(
         label,
         (i) => buildField(graph, type.value.element, `${i}`, `${where}[${i}]`),
-        (fields) => node("list", { elements: fields.map((f) => f.read()) }),
+        async (fields) => node("list", { elements: await readAll(fields) }),
       );
     case "map":
       return growingList(
@@ -191,9 +198,9 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
           const key = buildField(graph, type.value.key, "key", `${where}[${i}].key`);
           const value = buildField(graph, type.value.value, "value", `${where}[${i}].value`);
           const row = el("div", { className: "row" }, key.element, value.element);
-          return { element: row, read: () => [key.read(), value.read()] as unknown as ParamNode };
+          return { element: row, read: async () => [await key.read(), await value.read()] as unknown as ParamNode };
         },
-        (fields) => node("map", { entries: fields.map((f) => f.read()) }),
+        async (fields) => node("map", { entries: await readAll(fields) }),
       );
     case "option": {
       const present = el("input", { type: "checkbox" });
@@ -201,7 +208,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       inner.element.hidden = true;
       present.addEventListener("change", () => (inner.element.hidden = !present.checked));
       const set = el("fieldset", {}, el("legend", { textContent: label }), labelled("present", present), inner.element);
-      return { element: set, read: () => node("option", { inner: present.checked ? inner.read() : null }) };
+      return { element: set, read: async () => node("option", { inner: present.checked ? await inner.read() : null }) };
     }
     case "result": {
       const spec = type.value.spec;
@@ -231,7 +238,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       );
     case "enum": {
       const select = el("select", {}, ...type.value.cases.map((name, i) => el("option", { value: String(i), textContent: name })));
-      return { element: labelled(label, select, "enum"), read: () => node("enum", { case: Number(select.value) }) };
+      return { element: labelled(label, select, "enum"), read: async () => node("enum", { case: Number(select.value) }) };
     }
     case "flags": {
       const boxes = type.value.flags.map((name) => ({ name, box: el("input", { type: "checkbox" }) }));
@@ -241,7 +248,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
         el("legend", { textContent: `${label} (flags)` }),
         ...boxes.map(({ name, box }) => labelled(name, box)),
       );
-      return { element: set, read: () => node("flags", { bits: boxes.map(({ box }) => box.checked) }) };
+      return { element: set, read: async () => node("flags", { bits: boxes.map(({ box }) => box.checked) }) };
     }
     case "stream":
       return streamField(graph, type.value.inner, label, where);
@@ -250,7 +257,7 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
       const input = el("input", { placeholder: "native JSON payload" });
       return {
         element: labelled(label, input, `${type.kind}: its native JSON payload`),
-        read: () => {
+        read: async () => {
           try {
             return node(type.kind, JSON.parse(input.value) as unknown);
           } catch {
@@ -262,13 +269,20 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
   }
 }
 
+/** The fields' values in order; the first invalid one is the one named. */
+async function readAll(fields: readonly Field[]): Promise<ParamNode[]> {
+  const values: ParamNode[] = [];
+  for (const field of fields) values.push(await field.read());
+  return values;
+}
+
 function textField(label: string, hint: string, make: (text: string) => ParamNode): Field {
   const input = el("input", { size: 40 });
-  return { element: labelled(label, input, hint), read: () => make(input.value) };
+  return { element: labelled(label, input, hint), read: async () => make(input.value) };
 }
 
 /** A list whose rows a person adds and removes. */
-function growingList(label: string, makeRow: (index: number) => Field, read: (fields: Field[]) => ParamNode): Field {
+function growingList(label: string, makeRow: (index: number) => Field, read: (fields: Field[]) => Promise<ParamNode>): Field {
   const rows: Field[] = [];
   const list = el("div");
   const add = el("button", { type: "button", className: "secondary", textContent: `Add to ${label}` });
@@ -303,9 +317,9 @@ function choice(
   show();
   return {
     element: set,
-    read: () => {
+    read: async () => {
       const index = Number(select.value);
-      return read(index, payloads[index]?.read());
+      return read(index, await payloads[index]?.read());
     },
   };
 }
@@ -324,7 +338,7 @@ function streamField(graph: SchemaGraph, innerDeclared: SchemaType, label: strin
     const hint = inner.kind === "u8" ? "stream<u8>: a file, sent as its bytes" : "stream<binary>: files, one item each";
     return {
       element: labelled(label, input, hint),
-      read: () => {
+      read: async () => {
         const files = Array.from(input.files ?? []);
         if (inner.kind === "u8") {
           if (files.length !== 1) throw new FormError(`${where}: choose a file`);
@@ -336,11 +350,11 @@ function streamField(graph: SchemaGraph, innerDeclared: SchemaType, label: strin
   }
   const box = el("textarea", { rows: 5, placeholder: inner.kind === "string" ? "one item per line" : "one native JSON value per line" });
   if (inner.kind === "string") {
-    return { element: labelled(label, box, "stream<string>: one item per line"), read: () => inputStream.strings(lines(box.value)) };
+    return { element: labelled(label, box, "stream<string>: one item per line"), read: async () => inputStream.strings(lines(box.value)) };
   }
   return {
     element: labelled(label, box, `stream<${inner.kind}>: one native JSON value per line, e.g. {"kind":"u32","value":7}`),
-    read: () => {
+    read: async () => {
       const items = lines(box.value).map((line, i) => {
         try {
           return JSON.parse(line) as ParamNode;

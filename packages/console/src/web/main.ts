@@ -35,8 +35,8 @@ const ui: RunElements = {
 
 let client: Client | undefined;
 let catalogue: AgentTypeEntry[] = [];
-let readConstructor: (() => ParamNode) | undefined;
-let readMethod: (() => ParamNode) | undefined;
+let readConstructor: (() => Promise<ParamNode>) | undefined;
+let readMethod: (() => Promise<ParamNode>) | undefined;
 let run: Run | undefined;
 
 function show(id: string, text: string | undefined): void {
@@ -148,12 +148,17 @@ async function start(): Promise<void> {
   show("invoke-error", undefined);
   let constructorParameters: ParamNode;
   let methodParameters: ParamNode;
+  // Reading a chosen file takes a moment: Start waits for it, and cannot be pressed twice meanwhile.
+  const button = $<HTMLButtonElement>("start");
+  button.disabled = true;
   try {
-    constructorParameters = readConstructor!();
-    methodParameters = readMethod!();
+    constructorParameters = await readConstructor!();
+    methodParameters = await readMethod!();
   } catch (error) {
     show("invoke-error", error instanceof FormError ? error.message : String(error));
     return;
+  } finally {
+    button.disabled = false;
   }
   const application = $<HTMLInputElement>("application").value;
   const environment = $<HTMLInputElement>("environment").value;
