@@ -109,7 +109,7 @@ describe("scalars", () => {
     expect(await readError(s64)).toBe("x: a whole number (s64)");
   });
 
-  it("f32 and f64 take any finite number", async () => {
+  it("f32 and f64 take a finite number", async () => {
     const field = fieldFor(t.f64());
     enter(field, "x", "-2.5");
     expect(await field.read()).toEqual({ kind: "f64", value: -2.5 });
@@ -118,6 +118,27 @@ describe("scalars", () => {
     const f32 = fieldFor(t.f32());
     enter(f32, "x", "0.25");
     expect(await f32.read()).toEqual({ kind: "f32", value: 0.25 });
+  });
+
+  it("f32 is checked against f32's range and read as the f32 it rounds to", async () => {
+    const field = fieldFor(t.f32());
+    for (const [text, value] of [
+      ["3.4028235e38", 3.4028235e38],
+      ["-3.4028235e38", -3.4028235e38],
+      ["16777217", 16777216],
+      ["0.1", 0.1],
+    ] as const) {
+      enter(field, "x", text);
+      expect(await field.read()).toEqual({ kind: "f32", value });
+    }
+    for (const text of ["1e39", "-1e39", "3.5e38"]) {
+      enter(field, "x", text);
+      expect(await readError(field)).toBe("x: a number from -3.4028235e38 to 3.4028235e38");
+    }
+    // An f64 takes what an f32 does not.
+    const f64 = fieldFor(t.f64());
+    enter(f64, "x", "1e39");
+    expect(await f64.read()).toEqual({ kind: "f64", value: 1e39 });
   });
 
   it("char is exactly one character, counted in code points", async () => {

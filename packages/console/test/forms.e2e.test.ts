@@ -2,7 +2,7 @@
  * The forms made from schemas, in Chromium: a catalogue of its own (a
  * `createSessionServer` with a `StaticAgentHost`) whose methods take a
  * variant, a list, an enum, an option, a u64, a tuple and flags (`describe`),
- * and a binary (`upload`), and return the parameters they
+ * a binary (`upload`) and an f32 (`scale`), and return the parameters they
  * received as JSON. What a person enters through the controls must arrive as
  * exactly that native value; a wrong entry is named before anything is sent.
  */
@@ -83,9 +83,10 @@ beforeAll(async () => {
               parameters: { root: t.record(["file", { kind: "binary", value: { restrictions: {} } }]) },
               result: { root: t.string },
             },
+            { name: "scale", parameters: { root: t.record(["ratio", { kind: "f32", value: {} }]) }, result: { root: t.string } },
           ],
           config: [],
-          implementations: { describe: echo, upload: echo },
+          implementations: { describe: echo, upload: echo, scale: echo },
         },
       ],
     },
@@ -262,6 +263,18 @@ it("a binary whose picker was cleared is named as missing, not sent with the fil
       kind: "record",
       value: { fields: [{ kind: "binary", value: { bytes: [4, 5], mimeType: "text/csv" } }] },
     });
+  } finally {
+    await page.close();
+  }
+});
+
+it("an f32 outside f32's range is named before anything is sent; its largest value is taken", async () => {
+  const page = await openForm("scale");
+  try {
+    await page.getByLabel("ratio").fill("1e39");
+    expect(await refused(page)).toBe("parameters.ratio: a number from -3.4028235e38 to 3.4028235e38");
+    await page.getByLabel("ratio").fill("-3.4028235e38");
+    expect(await received(page)).toEqual({ kind: "record", value: { fields: [{ kind: "f32", value: -3.4028235e38 }] } });
   } finally {
     await page.close();
   }

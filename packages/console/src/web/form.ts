@@ -9,7 +9,7 @@
  * their native JSON payload.
  */
 import { inputStream, type ParamNode } from "@golem-stream/client";
-import type { SchemaGraph, SchemaType } from "@golem-stream/schema-value";
+import { v, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
 
 export interface Field {
   readonly element: HTMLElement;
@@ -55,6 +55,9 @@ const SMALL_INTEGERS: Readonly<Record<string, [number, number]>> = {
   u16: [0, 65535],
   u32: [0, 4294967295],
 };
+
+/** The largest finite f32, as f32's canonical number. */
+const F32_MAX = "3.4028235e38";
 
 const node = (kind: string, value: unknown): ParamNode => ({ kind, value }) as ParamNode;
 
@@ -122,7 +125,13 @@ export function buildField(graph: SchemaGraph, declared: SchemaType, label: stri
         read: async () => {
           const value = Number(input.value);
           if (input.value.trim() === "" || !Number.isFinite(value)) fail("a number");
-          return node(type.kind, value);
+          if (type.kind === "f64") return node("f64", value);
+          // The f32 the value rounds to, as its canonical number; past the largest f32 it rounds to no finite f32.
+          try {
+            return v.f32(value) as ParamNode;
+          } catch {
+            return fail(`a number from -${F32_MAX} to ${F32_MAX}`);
+          }
         },
       };
     }
