@@ -118,6 +118,8 @@ export class Session {
   #attachment: Attachment | undefined;
   /** The runtime has stopped: no further connection is made. */
   #done = false;
+  /** What the invocation failed with (`#fail`), once it has. */
+  #failedWith: ClientError | undefined;
   #resultSeen = false;
   /** An attach of this process was accepted: it holds the current generation, and reconnects with `resume`. */
   #ownsGeneration = false;
@@ -187,8 +189,12 @@ export class Session {
         commit: () => this.#persistence.commit(),
         sendCancel: (stream, reason) => this.#sendOutputCancel(stream, reason),
         onStream: (stream) => {
+          // A stream first announced after the invocation failed ends as the others did: a message
+          // announces its streams one by one, and a listener of an earlier one may have failed the
+          // call (its streams were aborted then; this one would be left open, and no listener hears it).
+          if (this.#failedWith !== undefined) stream.abort(this.#failedWith);
           // A stream first announced while the invocation is being cancelled is cancelled too.
-          if (this.#cancel !== undefined) stream.cancelWith(this.#cancel.error);
+          else if (this.#cancel !== undefined) stream.cancelWith(this.#cancel.error);
           else this.#callbacks.onEvent({ type: "stream", stream });
         },
         otherStreams: () => this.#inputs.size,
@@ -610,6 +616,7 @@ export class Session {
     // The caller already has its outcome (`aborted`); what failed is the cancel's delivery.
     if (this.#cancel !== undefined) return this.#endCancel({ kind: "undelivered", error });
     this.#done = true;
+    this.#failedWith = error;
     for (const stream of this.#outputs.streams.values()) stream.abort(error);
     for (const feeder of this.#inputs.feeders()) feeder.stop();
     this.#attachment?.settle({ kind: "fatal", error });

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClientError, createClient, inputStream, type Client } from "../src/index.js";
+import { ClientError, createClient, inputStream, type Client, type OutputStream } from "../src/index.js";
 import { demo, record, u32 } from "./support/demo.js";
 import { startServer, TOKEN } from "./support/embedded.js";
 
@@ -65,6 +65,23 @@ describe("a listener that throws while the call's outcome is open fails the call
     call.on("stream", throwBug);
     expectListenerFailure(await failure(call.finished), "stream");
     expectListenerFailure(await failure(call.result), "stream");
+  });
+
+  it("stream, at each of a result's two streams: the call fails once, and both streams end", async () => {
+    const data = (async function* () {
+      yield new TextEncoder().encode("a line\n");
+    })();
+    const call = client.invoke({ ...demo, method: "split", methodParameters: record(inputStream.bytes(data)) });
+    const heard: OutputStream[] = [];
+    call.on("stream", throwBug);
+    call.on("stream", (stream) => heard.push(stream));
+    expectListenerFailure(await failure(call.finished), "stream");
+    // Announced in one message: the first one's listener failed the call, so the second is
+    // not told to anyone (nor thrown at again), and ends with the call like the first.
+    expect(heard).toHaveLength(1);
+    expect(call.streams).toHaveLength(2);
+    for (const outcome of await Promise.all(call.streams.map((stream) => stream.ended)))
+      expect(outcome).toMatchObject({ kind: "detached" });
   });
 
   it("inputFailed: the call fails instead of hanging", async () => {
