@@ -19,8 +19,15 @@ export function catalogueRefusal(status: number, body: Uint8Array, askedFor: str
       retryable: transient,
     });
   }
+  // A 400 says it as `errors: [message]`, any other status as `error` (decisions §5).
   const message = getMember(envelope, "error");
-  const said = typeof message === "string" ? message : `discovery failed with HTTP ${status}`;
+  const messages = getMember(envelope, "errors");
+  const said =
+    typeof message === "string"
+      ? message
+      : Array.isArray(messages) && typeof messages[0] === "string"
+        ? messages[0]
+        : `discovery failed with HTTP ${status}`;
   // The server does not repeat what was asked for.
   return new ClientError("rejected", code === "not-found" ? `${said} ${askedFor}` : said, { code });
 }

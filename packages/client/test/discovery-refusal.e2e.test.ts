@@ -54,6 +54,19 @@ it("an error envelope gives its public code and message", async () => {
   expect(await agentFailure()).toMatchObject({ kind: "rejected", code: "overloaded", message: "too many requests" });
 });
 
+it("a 400's envelope gives its code and its first message (errors: [message], decisions section 5)", async () => {
+  answer = {
+    status: 400,
+    type: "application/json",
+    body: '{"code":"validation-error","errors":["application and environment query parameters are required"]}',
+  };
+  expect(await agentFailure()).toMatchObject({
+    kind: "rejected",
+    code: "validation-error",
+    message: "application and environment query parameters are required",
+  });
+});
+
 it("a successful response that is no JSON is still a server violation", async () => {
   answer = { status: 200, type: "text/html", body: "<html></html>" };
   expect(await agentFailure()).toMatchObject({ kind: "server-violation", code: "invalid-message" });
