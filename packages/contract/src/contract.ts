@@ -127,7 +127,9 @@ export function defineAgentType<const N extends string, C extends RecordSchema, 
     if (typeof body !== "object" || body === null) throw new ContractError(`${where} must be {params, result?}`);
     const parameters = recordGraph(body.params, `${where}: params`);
     const declared = checkedDurability(body.durability, where) ?? typeDurability;
-    if (declared !== undefined) durability[method] = declared;
+    // Defined, not assigned: a method named `__proto__` would set the map's prototype instead.
+    if (declared !== undefined)
+      Object.defineProperty(durability, method, { value: declared, enumerable: true, writable: true, configurable: true });
     if (body.result === undefined) return { name: method, parameters };
     return { name: method, parameters, result: checkedGraph(body.result, `${where}: result`) };
   });

@@ -84,6 +84,20 @@ describe("defineAgentType: durability", () => {
     expect(echoContract.durability).toMatchObject({ count: "replay", digest: "replay", fail: "none" });
   });
 
+  it("keeps the durability of methods named __proto__ and constructor as their own entries", () => {
+    const odd = defineAgentType({
+      name: "odd",
+      constructor: t.record({}),
+      durability: "replay",
+      methods: { ["__proto__"]: { params: t.record({}) }, constructor: { params: t.record({}), durability: "none" } },
+    });
+    expect(Object.getPrototypeOf(odd.durability)).toBe(Object.prototype);
+    expect(Object.entries(odd.durability).sort()).toEqual([
+      ["__proto__", "replay"],
+      ["constructor", "none"],
+    ]);
+  });
+
   it("refuses a durability that is neither none nor replay", () => {
     const bad = { name: "jobs", constructor: t.record({}), methods: { run: { params: t.record({}), durability: "always" } } };
     expect(() => defineAgentType(bad as never)).toThrow(/agent type jobs: method run: durability must be "none" or "replay", not "always"/);
