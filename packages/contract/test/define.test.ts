@@ -89,7 +89,7 @@ describe("defineAgentType: durability", () => {
       name: "odd",
       constructor: t.record({}),
       durability: "replay",
-      methods: { ["__proto__"]: { params: t.record({}) }, constructor: { params: t.record({}), durability: "none" } },
+      methods: { ["__proto__"]: { params: t.record({}) }, constructor: { params: t.record({}), durability: "none" as const } },
     });
     expect(Object.getPrototypeOf(odd.durability)).toBe(Object.prototype);
     expect(Object.entries(odd.durability).sort()).toEqual([
