@@ -221,27 +221,58 @@ async function refused(page: Page): Promise<string | null> {
   return error.textContent();
 }
 
+/** The page's reads of a chosen file wait until `releaseReads`: Start can be pressed while the file is still unread. */
+async function holdFileReads(page: Page): Promise<{ started(): Promise<void>; release(): Promise<void> }> {
+  await page.evaluate(() => {
+    const read = Blob.prototype.arrayBuffer;
+    const pending: (() => void)[] = [];
+    Object.assign(window, { releaseReads: () => pending.splice(0).forEach((go) => go()), pendingReads: () => pending.length });
+    Blob.prototype.arrayBuffer = function (this: Blob) {
+      if (!(this instanceof File)) return read.call(this);
+      return new Promise<void>((go) => pending.push(go)).then(() => read.call(this));
+    };
+  });
+  return {
+    // A read under way, or (a build that read the file earlier) the run already shown.
+    started: async () => {
+      await page.waitForFunction(
+        () =>
+          (window as unknown as { pendingReads(): number }).pendingReads() > 0 || !document.querySelector("#run")?.hasAttribute("hidden"),
+      );
+    },
+    release: () => page.evaluate(() => (window as unknown as { releaseReads(): void }).releaseReads()),
+  };
+}
+
 it("a binary is the chosen file's bytes and MIME type, read when Start is pressed, however long the read takes", async () => {
   const page = await openForm("upload");
   try {
-    // The page's reads of the chosen file wait until the test lets them go: Start is pressed while
-    // the file is still unread.
-    await page.evaluate(() => {
-      const read = Blob.prototype.arrayBuffer;
-      const pending: (() => void)[] = [];
-      Object.assign(window, { releaseReads: () => pending.splice(0).forEach((go) => go()), pendingReads: () => pending.length });
-      Blob.prototype.arrayBuffer = function (this: Blob) {
-        if (!(this instanceof File)) return read.call(this);
-        return new Promise<void>((go) => pending.push(go)).then(() => read.call(this));
-      };
-    });
+    const reads = await holdFileReads(page);
     await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
     await page.getByRole("button", { name: "Start" }).click();
-    await page.waitForFunction(
-      () => (window as unknown as { pendingReads(): number }).pendingReads() > 0 || !document.querySelector("#run")?.hasAttribute("hidden"),
-    );
-    await page.evaluate(() => (window as unknown as { releaseReads(): void }).releaseReads());
+    await reads.started();
+    await reads.release();
     await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+    expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({
+      kind: "record",
+      value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] },
+    });
+  } finally {
+    await page.close();
+  }
+});
+
+it("the run is of the method Start was pressed for, when another is chosen while its file is read", async () => {
+  const page = await openForm("upload");
+  try {
+    const reads = await holdFileReads(page);
+    await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
+    await page.getByRole("button", { name: "Start" }).click();
+    await reads.started();
+    await page.locator("#method").selectOption("scale");
+    await reads.release();
+    await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+    expect(await page.locator("#run").textContent()).toContain("upload");
     expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({
       kind: "record",
       value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] },

@@ -146,24 +146,29 @@ function fillForms(): void {
 
 async function start(): Promise<void> {
   show("invoke-error", undefined);
+  // What Start was pressed for, taken now: the selects stay live while a chosen file is read, and
+  // the parameters read belong to these forms, not to whatever is selected once the read is done.
+  const application = $<HTMLInputElement>("application").value;
+  const environment = $<HTMLInputElement>("environment").value;
+  const agentType = $<HTMLSelectElement>("agent-type").value;
+  const method = $<HTMLSelectElement>("method").value;
+  const [constructorReader, methodReader] = [readConstructor!, readMethod!];
   let constructorParameters: ParamNode;
   let methodParameters: ParamNode;
   // Reading a chosen file takes a moment: Start waits for it, and cannot be pressed twice meanwhile.
   const button = $<HTMLButtonElement>("start");
   button.disabled = true;
   try {
-    constructorParameters = await readConstructor!();
-    methodParameters = await readMethod!();
+    constructorParameters = await constructorReader();
+    methodParameters = await methodReader();
   } catch (error) {
     show("invoke-error", error instanceof FormError ? error.message : String(error));
     return;
   } finally {
     button.disabled = false;
   }
-  const application = $<HTMLInputElement>("application").value;
-  const environment = $<HTMLInputElement>("environment").value;
-  const agentType = $<HTMLSelectElement>("agent-type").value;
-  const method = $<HTMLSelectElement>("method").value;
+  // Signed out while the file was read: nothing is started.
+  if (readToken() === undefined) return;
   await run?.discard();
   $("run").hidden = false;
   run = await Run.start(
