@@ -4,6 +4,10 @@
  * there): it tries the parent, finds it, tries the path again, and so on, on the CPU, deaf to
  * signals. Here each missing level is created once, top down, so the work is bounded by the
  * path's depth and the error of the level that cannot be made is thrown.
+ *
+ * The server keeps a synchronous twin (its `store/make-directory.ts`, for the SQLite store's
+ * constructor). Not shared: the server is an optional peer of the CLI, which makes the keyring's
+ * and the token's directories without it, and no lower package holds Node file helpers.
  */
 import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
