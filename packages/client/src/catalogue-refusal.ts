@@ -5,39 +5,21 @@
  * violation: as for a refused WebSocket handshake (`ws-transport.ts`), a 5xx is `internal-error`,
  * retryable (a gateway or a server failing for now), anything else `protocol-error`.
  */
-import { getMember, isErrorCode, isJsonObject, parseStrictJson, type JsonObject, type JsonValue } from "@golem-stream/wire";
+import { errorEnvelope } from "./error-envelope.js";
 import { ClientError } from "./errors.js";
 
 /** `askedFor` names the catalogue asked for, added to a `not-found` (most often a misspelt application or environment). */
 export function catalogueRefusal(status: number, body: Uint8Array, askedFor: string): ClientError {
-  const envelope = envelopeOf(body);
-  const code = envelope === undefined ? undefined : getMember(envelope, "code");
-  if (envelope === undefined || !isErrorCode(code)) {
+  const envelope = errorEnvelope(body, body.byteLength);
+  if (envelope === undefined) {
     const transient = status >= 500;
     return new ClientError("rejected", `discovery failed with HTTP ${status} (no error envelope in the response)`, {
       code: transient ? "internal-error" : "protocol-error",
       retryable: transient,
     });
   }
-  // A 400 says it as `errors: [message]`, any other status as `error` (decisions §5).
-  const message = getMember(envelope, "error");
-  const messages = getMember(envelope, "errors");
-  const said =
-    typeof message === "string"
-      ? message
-      : Array.isArray(messages) && typeof messages[0] === "string"
-        ? messages[0]
-        : `discovery failed with HTTP ${status}`;
+  const { code, message } = envelope;
+  const said = message ?? `discovery failed with HTTP ${status}`;
   // The server does not repeat what was asked for.
   return new ClientError("rejected", code === "not-found" ? `${said} ${askedFor}` : said, { code });
-}
-
-function envelopeOf(body: Uint8Array): JsonObject | undefined {
-  let json: JsonValue;
-  try {
-    json = parseStrictJson(body, { maxBytes: body.byteLength, what: "error envelope" });
-  } catch {
-    return undefined;
-  }
-  return isJsonObject(json) ? json : undefined;
 }

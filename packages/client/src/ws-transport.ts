@@ -20,13 +20,10 @@ import {
   ProtocolError,
   SUBPROTOCOL,
   decodeServerMessage,
-  isErrorCode,
-  parseStrictJson,
-  getMember,
-  isJsonObject,
   type ClientMessage,
 } from "@golem-stream/wire";
 import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
+import { errorEnvelope } from "./error-envelope.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
@@ -346,18 +343,8 @@ function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
       if (!response.complete) resolve(fallback());
     });
     response.on("end", () => {
-      try {
-        const body = parseStrictJson(Buffer.concat(chunks), { maxBytes: MAX_ERROR_BODY_BYTES, what: "error envelope" });
-        if (!isJsonObject(body)) return resolve(fallback());
-        const code = getMember(body, "code");
-        const error = getMember(body, "error");
-        const errors = getMember(body, "errors");
-        const message =
-          typeof error === "string" ? error : Array.isArray(errors) && typeof errors[0] === "string" ? errors[0] : `HTTP ${status}`;
-        resolve(isErrorCode(code) ? new ProtocolError(code, message) : fallback());
-      } catch {
-        resolve(fallback());
-      }
+      const envelope = errorEnvelope(Buffer.concat(chunks), MAX_ERROR_BODY_BYTES);
+      resolve(envelope === undefined ? fallback() : new ProtocolError(envelope.code, envelope.message ?? `HTTP ${status}`));
     });
   });
 }
