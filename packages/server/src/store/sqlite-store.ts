@@ -120,7 +120,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#group = new GroupCommit(
       this.#mutations.commitGroup,
       this.#payloads,
-      options.synchronous === "normal" ? undefined : () => this.#wal.sync(),
+      this.#commitsBeforeSync ? undefined : () => this.#wal.sync(),
       outage,
       new WalCheckpoints(
         db,
