@@ -93,7 +93,7 @@ export class Connection {
    * permits is dropped. One signal for the connection's life (`AbortSignal.any` per waiting
    * message would keep an entry per message in its sources on Node 20).
    */
-  readonly #closing = new AbortController();
+  readonly #waitsEnd = new AbortController();
 
   constructor(transport: SessionTransport, caller: Principal, runtime: SessionRuntime) {
     this.#transport = transport;
@@ -231,7 +231,7 @@ export class Connection {
   transportClosed(): void {
     const attached = this.#state === "attached" ? this.#attachment : undefined;
     this.#state = "closed";
-    this.#closing.abort();
+    this.#waitsEnd.abort();
     const cancels = attached === undefined || attached.ended ? [] : this.#cancelsRead();
     this.#dropInbound();
     if (attached === undefined || cancels.length === 0) {
@@ -327,10 +327,10 @@ export class Connection {
       if (message === undefined) return undefined;
       if (message.type === "streamCancel") return this.#handle(message, attachment, 0);
       return permits
-        .acquire(permitBytes, this.#closing.signal)
+        .acquire(permitBytes, this.#waitsEnd.signal)
         .then((held) => (held ? this.#handle(message, attachment, permitBytes) : undefined));
     }
-    return permits.acquire(permitBytes, this.#closing.signal).then((held) =>
+    return permits.acquire(permitBytes, this.#waitsEnd.signal).then((held) =>
       // Not held: the connection closed, or its attachment ended, while it waited.
       held ? this.#decodeHeld(inbound, attachment, permitBytes) : this.#taken(inbound),
     );
@@ -415,8 +415,8 @@ export class Connection {
       }
       this.#attachment = attachment;
       this.#state = attachment.ended ? "closed" : "attached";
-      if (attachment.ended) this.#closing.abort();
-      else attachment.endedSignal.addEventListener("abort", () => this.#closing.abort(), { once: true });
+      if (attachment.ended) this.#waitsEnd.abort();
+      else attachment.endedSignal.addEventListener("abort", () => this.#waitsEnd.abort(), { once: true });
     } catch (error) {
       const failure = this.#reject(error, message.attemptId, false);
       this.#observer.attachRejected(failure.code, message.type === "invocationStart" ? "start" : message.operation);
