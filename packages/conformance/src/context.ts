@@ -250,12 +250,16 @@ export async function ensureViolation(conn: Connection, expectation: ViolationEx
 
 /** A definitive rejection before acceptance: invocationRejected with the code and no acceptance. */
 export async function ensureRejected(conn: Connection, codes: readonly string[], attemptId?: string): Promise<string> {
-  const first = await conn.next("invocationRejected");
-  ensure(first.type === "invocationRejected", `expected invocationRejected ${codes.join("/")}, saw ${show(first)}`);
-  ensure(codes.includes(first.code), `invocationRejected code ${first.code} (${first.message}), expected ${codes.join(" or ")}`);
-  if (attemptId !== undefined) ensureEqual(first.attemptId, attemptId, "attemptId of the rejection");
-  ensureEqual(first.retryable, false, `retryable of ${first.code} before acceptance`);
-  return `invocationRejected ${first.code}`;
+  return ensureRejection(await conn.next("invocationRejected"), codes, attemptId);
+}
+
+/** `answer` is a definitive rejection before acceptance: invocationRejected with one of `codes`, retryable false. */
+export function ensureRejection(answer: ServerMessage, codes: readonly string[], attemptId?: string): string {
+  ensure(answer.type === "invocationRejected", `expected invocationRejected ${codes.join("/")}, saw ${show(answer)}`);
+  ensure(codes.includes(answer.code), `invocationRejected code ${answer.code} (${answer.message}), expected ${codes.join(" or ")}`);
+  if (attemptId !== undefined) ensureEqual(answer.attemptId, attemptId, "attemptId of the rejection");
+  ensureEqual(answer.retryable, false, `retryable of ${answer.code} before acceptance`);
+  return `invocationRejected ${answer.code}`;
 }
 
 /** The answer to a first message must be a definitive rejection with `code` (retryable false before acceptance). */

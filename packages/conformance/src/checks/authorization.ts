@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import type { InvocationStart, ResumeAttach } from "@golem-stream/wire";
 import { defineChecks, ensure, ensureEqual, Mismatch, show, type Check } from "../check.js";
 import type { Connection } from "../connection.js";
-import { ensureFinishedSuccess, resultChannel, type SuiteContext } from "../context.js";
+import { ensureFinishedSuccess, ensureRejection, resultChannel, type SuiteContext } from "../context.js";
 import { countStart, countValues, range } from "../demo.js";
 import { finishedCount } from "./resume.js";
 
@@ -64,15 +64,12 @@ async function refusedForOther(ctx: SuiteContext, message: InvocationStart | Res
         "a session token, attempt id or cursor is no authorization capability",
     );
   }
-  ensure(answer.type === "invocationRejected", `expected invocationRejected ${codes.join(" or ")}, saw ${show(answer)}`);
-  ensure(codes.includes(answer.code), `invocationRejected code ${answer.code} (${answer.message}), expected ${codes.join(" or ")}`);
-  ensureEqual(answer.attemptId, message.attemptId, "attemptId of the rejection");
-  ensureEqual(answer.retryable, false, `retryable of ${answer.code} before acceptance`);
+  const said = ensureRejection(answer, codes, message.attemptId);
   const { messages, closed } = await conn.all();
   const after = messages.slice(messages.indexOf(answer) + 1);
   ensure(after.length === 0, `messages after invocationRejected: ${show(after.map((m) => m.type))}`);
   ensureEqual(closed.code, 1002, "close code after the rejection");
-  return `invocationRejected ${answer.code}, close 1002`;
+  return `${said}, close 1002`;
 }
 
 /** The count values the first principal's own resume of its session (with `cursors`) replays: it must be accepted. */
