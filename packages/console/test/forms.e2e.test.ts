@@ -221,8 +221,14 @@ async function refused(page: Page): Promise<string | null> {
   return error.textContent();
 }
 
-/** The page's reads of a chosen file wait until `releaseReads`: Start can be pressed while the file is still unread. */
-async function holdFileReads(page: Page): Promise<{ started(): Promise<void>; release(): Promise<void> }> {
+/** The upload method's parameters when its file is `a.txt` ("hey", text/plain). */
+const HEY = { kind: "record", value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] } };
+
+/**
+ * Chooses `a.txt` for the upload form's file and presses Start while the page's read of the file
+ * is held back; runs `duringRead`, lets the read go, and returns the parameters the method received.
+ */
+async function startWhileFileUnread(page: Page, duringRead: () => Promise<unknown> = async () => undefined): Promise<unknown> {
   await page.evaluate(() => {
     const read = Blob.prototype.arrayBuffer;
     const pending: (() => void)[] = [];
@@ -232,31 +238,22 @@ async function holdFileReads(page: Page): Promise<{ started(): Promise<void>; re
       return new Promise<void>((go) => pending.push(go)).then(() => read.call(this));
     };
   });
-  return {
-    // A read under way, or (a build that read the file earlier) the run already shown.
-    started: async () => {
-      await page.waitForFunction(
-        () =>
-          (window as unknown as { pendingReads(): number }).pendingReads() > 0 || !document.querySelector("#run")?.hasAttribute("hidden"),
-      );
-    },
-    release: () => page.evaluate(() => (window as unknown as { releaseReads(): void }).releaseReads()),
-  };
+  await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
+  await page.getByRole("button", { name: "Start" }).click();
+  // A read under way, or (a build that read the file earlier) the run already shown.
+  await page.waitForFunction(
+    () => (window as unknown as { pendingReads(): number }).pendingReads() > 0 || !document.querySelector("#run")?.hasAttribute("hidden"),
+  );
+  await duringRead();
+  await page.evaluate(() => (window as unknown as { releaseReads(): void }).releaseReads());
+  await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+  return JSON.parse((await page.locator("#result").textContent()) ?? "");
 }
 
 it("a binary is the chosen file's bytes and MIME type, read when Start is pressed, however long the read takes", async () => {
   const page = await openForm("upload");
   try {
-    const reads = await holdFileReads(page);
-    await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
-    await page.getByRole("button", { name: "Start" }).click();
-    await reads.started();
-    await reads.release();
-    await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
-    expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({
-      kind: "record",
-      value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] },
-    });
+    expect(await startWhileFileUnread(page)).toEqual(HEY);
   } finally {
     await page.close();
   }
@@ -265,18 +262,8 @@ it("a binary is the chosen file's bytes and MIME type, read when Start is presse
 it("the run is of the method Start was pressed for, when another is chosen while its file is read", async () => {
   const page = await openForm("upload");
   try {
-    const reads = await holdFileReads(page);
-    await page.getByLabel("file").setInputFiles({ name: "a.txt", mimeType: "text/plain", buffer: Buffer.from("hey") });
-    await page.getByRole("button", { name: "Start" }).click();
-    await reads.started();
-    await page.locator("#method").selectOption("scale");
-    await reads.release();
-    await page.locator("#outcome", { hasText: "success" }).waitFor({ timeout: 30_000 });
+    expect(await startWhileFileUnread(page, () => page.locator("#method").selectOption("scale"))).toEqual(HEY);
     expect(await page.locator("#run").textContent()).toContain("upload");
-    expect(JSON.parse((await page.locator("#result").textContent()) ?? "")).toEqual({
-      kind: "record",
-      value: { fields: [{ kind: "binary", value: { bytes: [...Buffer.from("hey")], mimeType: "text/plain" } }] },
-    });
   } finally {
     await page.close();
   }
