@@ -63,7 +63,7 @@ export class CommitMarker {
    * row per writer, updated in place (no index column changes: a heap-only
    * update), so the table does not grow with the groups.
    */
-  statement(client: Pick<pg.Client, "escapeLiteral">, group: number): string {
+  statement(client: Pick<pg.ClientBase, "escapeLiteral">, group: number): string {
     return `INSERT INTO ${this.#table} (writer, group_seq) VALUES (${client.escapeLiteral(this.writer)}, ${group}) ON CONFLICT (writer) DO UPDATE SET group_seq = excluded.group_seq, written_at = now() RETURNING pg_current_xact_id()::text AS xid`;
   }
 
@@ -72,7 +72,7 @@ export class CommitMarker {
    * transaction still in progress is asked about again (`pending`); once it
    * ended (or the server no longer runs it), the marker tells.
    */
-  async committed(client: pg.Client, xid: string | undefined, group: number): Promise<Verdict> {
+  async committed(client: pg.ClientBase, xid: string | undefined, group: number): Promise<Verdict> {
     // Without the id a transaction still running cannot be told from one that ended.
     if (xid === undefined) return "unknown";
     if ((await transactionStatus(client, xid)) === "in progress") return "pending";
@@ -83,7 +83,7 @@ export class CommitMarker {
   }
 
   /** Deletes this writer's row (the store is closing): best effort, a row left behind is swept later. */
-  async forget(client: pg.Client): Promise<void> {
+  async forget(client: pg.ClientBase): Promise<void> {
     await client.query(`DELETE FROM ${this.#table} WHERE writer = $1`, [this.writer]).catch(() => undefined);
   }
 }
@@ -108,7 +108,7 @@ export async function sweepMarkers(client: pg.ClientBase, table: string, graceMs
  * the future" (22023) is one a crashed server handed out but never logged:
  * no transaction has it yet, so none is running with it.
  */
-async function transactionStatus(client: pg.Client, xid: string): Promise<string | null> {
+async function transactionStatus(client: pg.ClientBase, xid: string): Promise<string | null> {
   try {
     const { rows } = await client.query<{ status: string | null }>("SELECT pg_xact_status($1::xid8) AS status", [xid]);
     return rows[0]?.status ?? null;

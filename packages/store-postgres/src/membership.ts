@@ -10,7 +10,8 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { HeartbeatReport, NodeCatalogue, Ownership } from "@golem-stream/server/store";
-import type { Connections } from "./connections.js";
+import type { CheckedOut, Connections } from "./connections.js";
+import { LostClaims, type MarkedClaim } from "./lost-claims.js";
 import type { Statements } from "./statements.js";
 import { asStoreError } from "./store-error.js";
 import { LOG_FORMAT } from "./store-options.js";
@@ -37,11 +38,14 @@ export class Membership {
   readonly #incarnation = randomUUID();
   /** This store has renewed the lease before (what a heartbeat reports is about later ones). */
   #beaten = false;
+  /** Claims whose COMMIT got no answer, asked about at the next claim. */
+  readonly #lostClaims: LostClaims;
   /** False once the database has no `nodes.incarnation` (schema.ts: a role that cannot add it). */
   #incarnations = true;
 
-  constructor(nodeId: string, sql: Statements, connections: Connections, checkOpen: () => void) {
+  constructor(nodeId: string, sql: Statements, connections: Connections, checkOpen: () => void, markers: string) {
     this.#nodeId = nodeId;
+    this.#lostClaims = new LostClaims(markers, sql.claimedStillOwned);
     this.#sql = sql;
     this.#connections = connections;
     this.#checkOpen = checkOpen;
@@ -112,36 +116,90 @@ export class Membership {
    * Claims every running session whose owner has no live lease, this node's own lease live
    * (`PostgresSessionStore.claimOrphans` says why), moving them and their streams to the next
    * ownership epoch in one transaction; one whose rows another transaction holds (a stalled
-   * former owner's write) is left for a later claim instead of holding up the others.
+   * former owner's write) is left for a later claim instead of holding up the others. Returns
+   * with them the sessions of an earlier claim whose COMMIT got no answer and that committed
+   * (`lost-claims.ts`): nothing else would ever run them.
    */
   async claimOrphans(): Promise<string[]> {
+    const lost = this.#lostClaims.waiting === 0 ? [] : await this.#settleLostClaims();
+    const claimed = await this.#claim();
+    return lost.length === 0 ? claimed : [...new Set([...lost, ...claimed])];
+  }
+
+  async #claim(): Promise<string[]> {
     // One transaction: the sessions move to their next epoch, and their streams with them
     // (fencing: an owner's append checks the epoch on the stream row it updates). The streams
     // are read by a statement of their own, after the sessions are locked: a stream another
     // transaction created meanwhile has committed by then (it locks its session first).
-    return this.#inTransaction(async (client) => {
-      const claimed = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.#nodeId]);
-      const ids = claimed.rows.map((row) => row.session_id);
-      if (ids.length > 0) await client.query(this.#sql.claimStreams, [ids, claimed.rows.map((row) => row.owner_epoch)]);
-      return ids;
+    let marked: MarkedClaim | undefined;
+    const ids = await this.#inTransaction(
+      async (client) => {
+        const { rows } = await client.query<{ session_id: string; owner_epoch: string }>(this.#sql.claimOrphans, [this.#nodeId]);
+        if (rows.length === 0) return [];
+        const ids = rows.map((row) => row.session_id);
+        await client.query(this.#sql.claimStreams, [ids, rows.map((row) => row.owner_epoch)]);
+        marked = await this.#lostClaims.mark(
+          client,
+          rows.map((row) => ({ sessionId: row.session_id, epoch: row.owner_epoch })),
+        );
+        return ids;
+      },
+      () => {
+        if (marked !== undefined) this.#lostClaims.lost(marked);
+      },
+    );
+    if (marked !== undefined) await this.#forgetMarker(marked);
+    return ids;
+  }
+
+  /** The sessions of earlier claims whose COMMIT got no answer that committed and are still this node's. */
+  async #settleLostClaims(): Promise<string[]> {
+    const checkedOut = await this.#checkOut();
+    let failure: unknown;
+    try {
+      return await this.#lostClaims.settle(checkedOut.connection, this.#nodeId);
+    } catch (error) {
+      failure = error;
+      throw asStoreError(error);
+    } finally {
+      checkedOut.release(failure instanceof Error ? failure : undefined);
+    }
+  }
+
+  /** A committed claim's marker, deleted (best effort: a row left is swept a day later). */
+  async #forgetMarker(claim: MarkedClaim): Promise<void> {
+    const checkedOut = await this.#checkOut().catch(() => undefined);
+    if (checkedOut === undefined) return;
+    await this.#lostClaims.committed(checkedOut.connection, claim);
+    checkedOut.release();
+  }
+
+  async #checkOut(): Promise<CheckedOut> {
+    this.#checkOpen();
+    return this.#connections.checkOut().catch((error: unknown) => {
+      throw asStoreError(error);
     });
   }
 
-  /** `work` in one transaction on a connection of its own, committed when it resolves, rolled back when it throws. */
-  async #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    this.#checkOpen();
-    const checkedOut = await this.#connections.checkOut().catch((error: unknown) => {
-      throw asStoreError(error);
-    });
+  /**
+   * `work` in one transaction on a connection of its own, committed when it resolves, rolled back
+   * when it throws. `commitUnanswered`: told when the COMMIT went out and failed, its answer lost
+   * or an error, so the transaction may have committed.
+   */
+  async #inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>, commitUnanswered?: () => void): Promise<T> {
+    const checkedOut = await this.#checkOut();
     const client = checkedOut.connection;
     let failure: unknown;
+    let committing = false;
     try {
       await client.query("BEGIN");
       const answer = await work(client);
+      committing = true;
       await client.query("COMMIT");
       return answer;
     } catch (error) {
       failure = error;
+      if (committing) commitUnanswered?.();
       await client.query("ROLLBACK").catch(() => undefined);
       throw asStoreError(error);
     } finally {

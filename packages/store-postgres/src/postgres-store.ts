@@ -135,7 +135,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
       isOpen: () => this.#state === "open",
     });
     const sql = statements(this.schema);
-    this.#membership = new Membership(nodeId, sql, this.#connections, () => this.#checkOpen());
+    this.#membership = new Membership(nodeId, sql, this.#connections, () => this.#checkOpen(), `${this.schema}.writer_groups`);
     this.#writes = new WriteQueue(
       () => this.#connections.writerClient(),
       this.channel,

@@ -237,6 +237,11 @@ export function statements(s: string) {
       RETURNING x.session_id, x.owner_epoch`,
     claimStreams: `UPDATE ${s}.streams AS t SET owner_epoch = c.epoch
       FROM unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) WHERE t.session_id = c.session_id`,
+    // Of the sessions a claim whose COMMIT got no answer took ($1, at epochs $2), those node $3
+    // still owns at that epoch, running (lost-claims.ts).
+    claimedStillOwned: `SELECT x.session_id FROM ${s}.sessions AS x
+      JOIN unnest($1::text[], $2::bigint[]) AS c(session_id, epoch) ON x.session_id = c.session_id
+      WHERE x.owner_node = $3 AND x.owner_epoch = c.epoch AND x.state = 'running'`,
     // Waits for a lock the former process of this node id holds (a write stalled on its way):
     // the write either commits first and is kept, or is refused for its epoch after.
     reclaim: `UPDATE ${s}.sessions SET owner_epoch = owner_epoch + 1

@@ -6,71 +6,12 @@
  * writes as committed, writing nothing twice; cut before the COMMIT went out, the group is
  * written again. A journal entry written again after all (its answer lost) is done, not refused.
  */
-import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { bytes, session, startAttempt, stream } from "@golem-stream/server/testing";
 import { admin, cleanUp, connect, freshSchema, pgUrl } from "./support/stores.js";
+import { cuttingProxy } from "./support/cutting-proxy.js";
 
 afterAll(cleanUp);
-
-interface CuttingProxy {
-  readonly url: string;
-  /**
-   * Cuts the next connection that sends a message containing `marker`: after passing it to the
-   * server and dropping the server's answer (`pass`), or at once, without passing it.
-   */
-  arm(marker: string, pass: boolean): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function cuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
-  const target = new URL(databaseUrl);
-  let armed: { marker: string; pass: boolean; cut: () => void } | undefined;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connectTcp(Number(target.port), target.hostname);
-    sockets.add(client).add(upstream);
-    let dropping = false;
-    const cut = (): void => {
-      client.resetAndDestroy();
-      upstream.resetAndDestroy();
-    };
-    client.on("data", (chunk: Buffer) => {
-      const trap = armed;
-      if (trap !== undefined && chunk.toString("latin1").includes(trap.marker)) {
-        armed = undefined;
-        trap.cut();
-        if (!trap.pass) return cut();
-        dropping = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on("data", (chunk: Buffer) => {
-      // The answer to the trapped message: it never reaches the client.
-      if (dropping) return cut();
-      client.write(chunk);
-    });
-    for (const socket of [client, upstream]) {
-      socket.on("error", () => socket.destroy());
-      socket.on("close", () => {
-        sockets.delete(socket);
-        (socket === client ? upstream : client).destroy();
-      });
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const proxied = new URL(databaseUrl);
-  proxied.hostname = "127.0.0.1";
-  proxied.port = String((server.address() as AddressInfo).port);
-  return {
-    url: proxied.toString(),
-    arm: (marker, pass) => new Promise((resolve) => (armed = { marker, pass, cut: resolve })),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /** A text only the one-statement group of appends sends (`append-group.ts`). */
 const GROUP_STATEMENT = "AS r(run, log, stream_id, start, total, epoch)";

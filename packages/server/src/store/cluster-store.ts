@@ -102,7 +102,10 @@ export interface ClusterSessionStore extends SessionStore {
    * has expired (or that has no live owner), atomically, so exactly one
    * node claims each, each at its next ownership epoch; returns their ids.
    * The claimer then reads its epoch (`ownership`) and finishes them as a
-   * restart does.
+   * restart does. A claim that failed with its outcome unknown (its commit's
+   * answer lost) must not leave what it took unreturned: a store returns
+   * those sessions from a later call once it knows the claim committed, and
+   * while they are still this node's at that epoch.
    */
   claimOrphans(): Promise<string[]>;
   /**
