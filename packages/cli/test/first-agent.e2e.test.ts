@@ -8,7 +8,8 @@
  * 8080 does not matter; the other terminal gets its URL as GOLEM_STREAM_URL), every other block in
  * a second terminal that keeps the `export`s of the blocks before it, and each block's stdout must
  * be the text block that follows it. The setup blocks (clone, pack, npm install) are not run:
- * installing from tarballs is pack-check's test. Its links resolve, to the headings they name.
+ * installing from tarballs is pack-check's test; nor is the development loop (`--watch`), which
+ * never ends. The tutorial's own tests (`node --test`) run in the second terminal too. Its links resolve, to the headings they name.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -34,7 +35,9 @@ const blocks: Block[] = [...tutorial.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].m
   body: match[2] ?? "",
 }));
 const isSetup = (block: Block): boolean => /^(git|pnpm|npm|mkdir) /m.test(block.body);
-const isServer = (block: Block): boolean => / serve /.test(block.body);
+/** The development loop (a server restarted whenever the module changes): it never ends, and is not run here. */
+const isWatch = (block: Block): boolean => /--watch/.test(block.body);
+const isServer = (block: Block): boolean => / serve /.test(block.body) && !isWatch(block);
 
 interface Outcome {
   readonly code: number | null;
@@ -102,9 +105,11 @@ it("has the blocks this test runs: a contract, an implementation, a client, a se
     "// src/contract.ts",
     "// src/agents.ts",
     "// src/client.ts",
+    "// src/tally.test.ts",
   ]);
   expect(blocks.filter(isSetup)).toHaveLength(2);
   expect(blocks.filter(isServer)).toHaveLength(1);
+  expect(blocks.filter(isWatch)).toHaveLength(1);
   expect(JSON.parse(blocks.find((block) => block.lang === "json")?.body ?? "{}")).toMatchObject({ compilerOptions: { strict: true } });
 });
 
@@ -136,7 +141,7 @@ it("served by serve --agents, the client script and the CLI print what the tutor
   const ran: string[] = [];
   for (let index = blocks.indexOf(serverBlock) + 1; index < blocks.length; index++) {
     const block = blocks[index] as Block;
-    if (block.lang !== "sh" || isSetup(block)) continue;
+    if (block.lang !== "sh" || isSetup(block) || isWatch(block)) continue;
     const outcome = await shell(`${exports.join("\n")}\n${block.body}`, { GOLEM_STREAM_URL: url }).done;
     expect(outcome.stderr, block.body).not.toMatch(/error/i);
     expect(outcome.code, `${block.body}\n${outcome.stderr}`).toBe(0);
@@ -145,8 +150,10 @@ it("served by serve --agents, the client script and the CLI print what the tutor
     exports.push(...block.body.split("\n").filter((line) => line.startsWith("export ")));
     ran.push(block.body);
   }
-  // The client script, the catalogue, and both methods from the CLI.
-  expect(ran.join("\n")).toMatch(/node dist\/client\.js[\s\S]*types -a tutorial[\s\S]*invoke tally sum[\s\S]*invoke tally countdown/);
+  // The client script, the catalogue, both methods from the CLI, and the tests.
+  expect(ran.join("\n")).toMatch(
+    /node dist\/client\.js[\s\S]*types -a tutorial[\s\S]*invoke tally sum[\s\S]*invoke tally countdown[\s\S]*node --test dist/,
+  );
 }, 60_000);
 
 it("every relative link of the tutorial resolves, to the heading it names", () => {
