@@ -6,7 +6,8 @@
  * 78 (`EXIT.agentsInvalid`), never a stack trace: no such file, a syntax
  * error (with its line, also one a TypeScript loader found), an import that
  * cannot be resolved, CommonJS in a file Node loads as an ES module (with
- * Node's explanation of why), an error thrown while the module loads, no default
+ * Node's explanation of why), an error thrown while the module loads (with
+ * where in the user's code), no default
  * export, or a catalogue that fails the server's checks.
  */
 import { execFile } from "node:child_process";
@@ -15,6 +16,7 @@ import { extname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { AgentHost, Catalogue } from "@golem-stream/server";
 import { CliError, EXIT } from "./exit-codes.js";
+import { throwLocation } from "./throw-location.js";
 
 /** What the message quotes of an error's text: its first line, this long at most (Node's whole explanation of CommonJS in an ES module, three times this). */
 const MAX_PROBLEM_LENGTH = 300;
@@ -45,7 +47,7 @@ export async function loadAgentsModule(
   if (loading.outcome === "interrupted") {
     throw new CliError(EXIT.interrupted, `--agents ${file}: interrupted while it was loading; nothing was started`);
   }
-  if (loading.outcome === "threw") throw refuse(await loadProblem(loading.error, path));
+  if (loading.outcome === "threw") throw refuse(await loadProblem(loading.error, path, cwd));
   const exported = defaultExport(loading.module);
   if (exported === undefined) {
     throw refuse("no default export: end it with export default defineCatalogue({ applications: { ... } }) (or an AgentHost)");
@@ -111,8 +113,11 @@ function importWhileAlive(url: string, signal: AbortSignal): Promise<Loading> {
   });
 }
 
-/** Why importing the module failed, in a few words, whatever was thrown (even a value whose getters throw). */
-async function loadProblem(error: unknown, path: string): Promise<string> {
+/**
+ * Why importing the module failed, in a few words, whatever was thrown (even a value whose
+ * getters throw); an error its code threw says where (relative to `cwd`).
+ */
+async function loadProblem(error: unknown, path: string, cwd: string): Promise<string> {
   try {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === "ERR_UNKNOWN_FILE_EXTENSION" && TYPESCRIPT.has(extname(path))) {
@@ -133,7 +138,8 @@ async function loadProblem(error: unknown, path: string): Promise<string> {
   } catch {
     // Telling what it is threw (a Proxy, a getter): it is only something thrown.
   }
-  return `it threw while loading: ${firstLine(error)}`;
+  const at = throwLocation(error, cwd);
+  return `it threw while loading: ${firstLine(error)}${at === undefined ? "" : ` (at ${at})`}`;
 }
 
 /**

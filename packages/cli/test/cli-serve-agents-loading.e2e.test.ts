@@ -1,7 +1,8 @@
 /**
  * `golem-stream serve --agents` while the module loads, as a real process:
  * a TypeScript loader's syntax error is reported with its file, line and
- * text, as Node's own are; CommonJS as tsc emits it serves its `default`;
+ * text, as Node's own are; an error thrown while it loads with where in the
+ * user's code; CommonJS as tsc emits it serves its `default`;
  * a top-level await that can never settle is
  * reported as a problem of the module (Node alone would exit 13 without a
  * word); and a signal while the module still loads stops serve.
@@ -9,6 +10,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { transformSync } from "esbuild";
 import { expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { run, scratchDir, start, startServe, TOKEN, waitFor, type RunResult } from "./support/processes.js";
@@ -101,7 +103,40 @@ it("a top-level await settled by what it leaves running is waited for, to its er
   const file = moduleFiles({
     "agents.mjs": 'await new Promise((_, reject) => setImmediate(() => reject(new Error("no answer"))));\nexport default {};\n',
   });
-  expect(refusal(await serve(file), file)).toBe("it threw while loading: no answer");
+  expect(refusal(await serve(file), file)).toBe(`it threw while loading: no answer (at ${file}:1:60)`);
+});
+
+it("an error thrown while loading names where in the user's code, relative to the working directory", async () => {
+  const agents = moduleFiles({
+    "dist/s8.js": 'import { cfg } from "./cfg.js";\nconst port = cfg.port;\nexport default port;\n',
+    "dist/cfg.js": "export const cfg = undefined;\n",
+    "package.json": '{ "type": "module" }\n',
+  });
+  const cwd = join(agents, "..", "..");
+  const result = await run(serveArgs("dist/s8.js"), { cwd });
+  expect(refusal(result, "dist/s8.js")).toBe(
+    "it threw while loading: TypeError: Cannot read properties of undefined (reading 'port') (at dist/s8.js:2:18)",
+  );
+});
+
+it("with --enable-source-maps, an error thrown while loading compiled TypeScript is placed in the .ts source", async () => {
+  const source = "const cfg: { port: number } | undefined = undefined as never;\n\n// the mistake\nexport default cfg!.port;\n";
+  const compiled = transformSync(source, { loader: "ts", format: "esm", sourcemap: "inline", sourcefile: "../src/agents.ts" }).code;
+  const agents = moduleFiles({ "dist/agents.js": compiled, "src/agents.ts": source, "package.json": '{ "type": "module" }\n' });
+  const result = await run(serveArgs("dist/agents.js"), { cwd: join(agents, "..", ".."), env: { NODE_OPTIONS: "--enable-source-maps" } });
+  expect(refusal(result, "dist/agents.js")).toBe(
+    "it threw while loading: TypeError: Cannot read properties of undefined (reading 'port') (at src/agents.ts:4:21)",
+  );
+});
+
+it("an error a dependency throws is placed at the user's call of it, not in node_modules", async () => {
+  const agents = moduleFiles({
+    "agents.mjs": 'import { connect } from "db-client";\n\nexport default await connect("db:5432");\n',
+    "node_modules/db-client/package.json": '{ "name": "db-client", "type": "module", "exports": "./index.js" }\n',
+    "node_modules/db-client/index.js": "export async function connect(address) {\n  throw new Error(`no answer from ${address}`);\n}\n",
+  });
+  const result = await run(serveArgs("./agents.mjs"), { cwd: join(agents, "..") });
+  expect(refusal(result, "./agents.mjs")).toBe("it threw while loading: no answer from db:5432 (at agents.mjs:3:22)");
 });
 
 it.each(["SIGINT", "SIGTERM"] as const)(

@@ -101,11 +101,14 @@ export interface StartOptions {
   readonly stderrFd?: number;
   /** Leave stdin open after `stdin` was written (the test writes more, or ends it, through `child.stdin`). */
   readonly openStdin?: boolean;
+  /** The working directory to run in (default: the test's own, the package's folder). */
+  readonly cwd?: string;
 }
 
 export function start(args: readonly string[], options: StartOptions = {}): Running {
   const child = track(
     spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
       stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", options.stderrFd ?? "pipe"],
     }),
