@@ -20,6 +20,12 @@ import { throwLocation } from "./throw-location.js";
 
 /** What the message quotes of an error's text: its first line, this long at most (Node's whole explanation of CommonJS in an ES module, three times this). */
 const MAX_PROBLEM_LENGTH = 300;
+/**
+ * The longest catalogue error quoted whole: the server's own message, which names the place
+ * (application, environment, agent type and method, up to 128 bytes each) before its advice,
+ * so at MAX_PROBLEM_LENGTH its advice was cut short.
+ */
+const MAX_CATALOGUE_PROBLEM_LENGTH = 3 * MAX_PROBLEM_LENGTH;
 /** How long `node --check` may take to find a syntax error's line; past it, the message goes without one. */
 const SYNTAX_CHECK_TIMEOUT_MS = 10_000;
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts", ".tsx"]);
@@ -55,7 +61,7 @@ export async function loadAgentsModule(
   try {
     return checkAgents(exported);
   } catch (error) {
-    throw refuse(`invalid catalogue: ${firstLine(error)}`);
+    throw refuse(`invalid catalogue: ${firstLine(error, MAX_CATALOGUE_PROBLEM_LENGTH)}`);
   }
 }
 
@@ -134,7 +140,7 @@ async function loadProblem(error: unknown, path: string, cwd: string): Promise<s
     if (located !== undefined) return located;
     const commonJs = error instanceof Error ? commonJsProblem(error, path) : undefined;
     if (commonJs !== undefined) return commonJs;
-    if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error)}`;
+    if (isNamed(error, "CatalogueError")) return `invalid catalogue: ${firstLine(error, MAX_CATALOGUE_PROBLEM_LENGTH)}`;
   } catch {
     // Telling what it is threw (a Proxy, a getter): it is only something thrown.
   }
@@ -224,7 +230,7 @@ const NO_TEXT = "a value with no text form";
  * anything, even a value `String()` refuses (an object without a prototype,
  * shown as its JSON instead).
  */
-function firstLine(error: unknown): string {
+function firstLine(error: unknown, max = MAX_PROBLEM_LENGTH): string {
   let text: string;
   try {
     if (error instanceof Error) {
@@ -238,7 +244,7 @@ function firstLine(error: unknown): string {
   } catch {
     text = NO_TEXT;
   }
-  return clip(text);
+  return clip(text, max);
 }
 
 /** A thrown value that is no Error as text: its string form, or else its JSON (which may throw: a cycle). */
