@@ -29,7 +29,7 @@ import {
   fetchCatalogue,
   type AgentTypeSchema,
 } from "./discovery.js";
-import { jsToConstructor, jsToParams } from "./typed-agent.js";
+import { jsToConstructor, methodParams } from "./typed-agent.js";
 import { randomUUID } from "./uuid.js";
 import { firstStreamIn } from "./values.js";
 import type { AnyAgentContract } from "@golem-stream/contract";
@@ -204,7 +204,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
           agentType,
           constructorParameters,
           method,
-          methodParameters: jsToParams(args, methodSchema.parameters),
+          methodParameters: methodParams(method, args, methodSchema.parameters),
           ...(options.phantomId === undefined ? {} : { phantomId: options.phantomId }),
         });
       },

@@ -6,22 +6,39 @@
  * `stream<binary>` → binary items, anything else → items converted with the
  * element schema, which may themselves hold nested stream sources).
  */
-import { encodeSchemaValue, fromJs, isDirectBinary, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
+import { encodeSchemaValue, fromJs, isDirectBinary, type FromJsHooks, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
 import { InputStream, inputStream, type ParamNode } from "./input-stream.js";
 import type { AgentTypeSchema } from "./discovery.js";
 import { randomUUID } from "./uuid.js";
 
+/** How messages name the data converted (`fromJs`'s `name` and `parameters`): none, a method's name, `constructor`. */
+type Naming = Pick<FromJsHooks, "name" | "parameters">;
+
 /**
  * Converts `data` to a native value; stream positions become `InputStream`
  * bindings made from the source found there.
  */
 export function jsToParams(data: unknown, graph: SchemaGraph, type?: SchemaType): ParamNode {
+  return toParams(data, graph, type, {});
+}
+
+/**
+ * A method's parameters, `data`, as `jsToParams` converts them; a message names a place by the
+ * method's and the parameters' names (`ticks.n: expected a number, got "x"`), where the
+ * caller wrote it, not by the native value's structure.
+ */
+export function methodParams(method: string, data: unknown, graph: SchemaGraph): ParamNode {
+  return toParams(data, graph, undefined, { name: method, parameters: true });
+}
+
+function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefined, naming: Naming): ParamNode {
   const bindings = new Map<string, InputStream>();
   let native: JsonValue;
   try {
     const value = fromJs(data, graph, type, {
+      ...naming,
       streams: "provisional",
       stream: (source, context) => {
         const placeholder = randomUUID();
@@ -64,10 +81,11 @@ function substitute(value: JsonValue, bindings: ReadonlyMap<string, InputStream>
   return out;
 }
 
-/** Constructor parameters from JavaScript (they may not contain streams). */
+/** Constructor parameters from JavaScript (they may not contain streams), named as `constructor` in messages. */
 export function jsToConstructor(data: unknown, type: AgentTypeSchema): SchemaValueJson {
   try {
-    return JSON.parse(encodeSchemaValue(fromJs(data, type.constructorParameters, undefined, { streams: "forbidden" }))) as SchemaValueJson;
+    const value = fromJs(data, type.constructorParameters, undefined, { name: "constructor", parameters: true, streams: "forbidden" });
+    return JSON.parse(encodeSchemaValue(value)) as SchemaValueJson;
   } catch (error) {
     throw new ClientError("invalid-argument", error instanceof Error ? error.message : "constructor arguments do not match the schema", {
       code: "validation-error",

@@ -409,7 +409,7 @@ describe("a contract of its own, next to an untyped definition", () => {
     })();
     expect(refused).toMatchObject({
       kind: "invalid-argument",
-      message: expect.stringMatching(/elements\[0\]\.fields\[0\] \(tree\.kids\[0\]\.value\): must be an integer/),
+      message: expect.stringMatching(/^walk\.tree\.kids\[0\]\.value: must be an integer/),
     });
   });
 

@@ -5,15 +5,18 @@
  */
 import { ProtocolError } from "@golem-stream/wire";
 import { BuildCharge } from "./build-charge.js";
+import { describeJs, renderDataPath, Step, type DataStep } from "./data-path.js";
 import { clip, guard } from "./errors.js";
 import { checkedType, type SchemaGraph } from "./graph.js";
 import { Location } from "./location.js";
-import { hooksOf } from "./options.js";
+import { hooksOf, optionsError } from "./options.js";
 import type { SchemaType, SchemaValue, StreamRef } from "./types.js";
 import { decodeSchemaValue, type StreamMode } from "./value-decode.js";
 
 export interface StreamContext {
   readonly coordinate: string;
+  /** Where the stream is in `data`, as error messages say it (`reverse.input`, `jobs[2].log`; with `hooks.name`). */
+  readonly dataPath: string;
   readonly elementType: SchemaType;
   readonly graph: SchemaGraph;
 }
@@ -23,21 +26,39 @@ export interface FromJsHooks {
   readonly stream?: (data: unknown, context: StreamContext) => StreamRef;
   /** Which stream references the result may hold. Default `"any"`. */
   readonly streams?: StreamMode;
+  /**
+   * What error messages call `data` (`"constructor"`, a method's name; `""` for nothing): given,
+   * a message names the place in `data` alone, from it, and says what it found there
+   * (`constructor.unit: expected a string, got 3`), for the person who wrote `data`. The error's
+   * `path` is the native one either way.
+   */
+  readonly name?: string;
+  /** `data` is a record of parameters: messages call its fields parameters (`unknown parameter "to"`). */
+  readonly parameters?: boolean;
 }
 
 /**
  * Builds the native value of JavaScript `data` for `type` (default `graph.root`), validated.
  * An error's `path` is the place in the native value (`value.fields[0]`); its message also names
- * the place in `data` (`value.fields[0] (name): expected a string`), which is what the caller wrote.
+ * the place in `data` (`value.fields[0] (name): expected a string`), which is what the caller wrote,
+ * or only that with `hooks.name`.
  */
 export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hooks: FromJsHooks = {}): SchemaValue {
   hooks = hooksOf(hooks, "fromJs");
+  const { name: dataName, parameters } = hooks;
+  if (dataName !== undefined && typeof dataName !== "string") throw optionsError("fromJs", "hook name must be a string");
   return guard("value", () => {
     const [checked, expected] = checkedType(graph, type);
     graph = checked;
     // A string for a string (most stream items): the node the walk below would build, without setting it up.
     if (typeof data === "string" && graph.resolve(expected).kind === "string") {
-      return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+      try {
+        return decodeSchemaValue({ kind: "string", value: data }, graph, { type: expected, streams: hooks.streams ?? "any" }).value;
+      } catch (error) {
+        // A restriction (a pattern, a length): said at `name` when there is one, as the walk says its own.
+        const path = validationPath(error);
+        throw dataName === undefined || path === undefined ? error : restated(error as ProtocolError, path, dataName, true);
+      }
     }
     const location = new Location("value");
     // Counted while the value is built: data sharing objects makes a node per reference.
@@ -49,7 +70,10 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     const dataPath: DataStep[] = [];
     /** Set for a second walk that only finds which place in `data` a decoder error's path is. */
     let explaining: { readonly path: string; found?: string } | undefined;
-    const fail = (message: string, cause?: unknown) => located(location.path(), renderDataPath(dataPath), message, cause);
+    const place = () => renderDataPath(dataPath, dataName);
+    const fail = (message: string, cause?: unknown) => located(location.path(), place(), message, dataName !== undefined, cause);
+    /** The error for `x`, which is not what the schema expects; with `hooks.name`, it says what `x` is too. */
+    const wrong: Wrong = (x, expected) => fail(`expected ${expected}${dataName === undefined ? "" : `, got ${describeJs(x)}`}`);
     const walk = (x: unknown, declared: SchemaType): SchemaValue => {
       if (location.depth > 128) throw fail("data nests too deeply");
       charge.add(1);
@@ -67,8 +91,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       ) => {
         const entered = location.enter(member, index, subIndex);
         dataPath.push(at);
-        if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path)
-          explaining.found = renderDataPath(dataPath);
+        if (explaining !== undefined && explaining.found === undefined && location.path() === explaining.path) explaining.found = place();
         const out = walk(child, childType);
         dataPath.pop();
         location.leave(entered);
@@ -76,7 +99,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
       };
       switch (resolved.kind) {
         case "bool":
-          if (typeof x !== "boolean") throw fail("expected a boolean");
+          if (typeof x !== "boolean") throw wrong(x, "a boolean");
           return { kind: "bool", value: x };
         case "s8":
         case "s16":
@@ -84,27 +107,29 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "u8":
         case "u16":
         case "u32":
-          if (typeof x !== "number") throw fail("expected a number");
+          if (typeof x !== "number") throw wrong(x, "a number");
           return { kind: resolved.kind, value: x };
         case "s64":
         case "u64":
-          return { kind: resolved.kind, value: integerText(x, fail) };
+          return { kind: resolved.kind, value: integerText(x, wrong) };
         case "f32":
         case "f64":
-          if (typeof x !== "number") throw fail("expected a number");
+          if (typeof x !== "number") throw wrong(x, "a number");
           return { kind: resolved.kind, value: Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : x };
         case "char":
         case "string":
-          if (typeof x !== "string") throw fail("expected a string");
+          if (typeof x !== "string") throw wrong(x, "a string");
           charge.add(x.length);
           return { kind: resolved.kind, value: x };
         case "record": {
-          if (!isPlainObject(x)) throw fail("expected an object keyed by field name");
+          // The fields of the parameter record are its parameters (the caller's word for them).
+          const field = parameters === true && location.depth === 0 ? "parameter" : "field";
+          if (!isPlainObject(x)) throw wrong(x, `an object keyed by ${field} name`);
           const declaredFields = resolved.value.fields;
           // A misspelt field would otherwise surface as the right name missing, far from the typo.
           for (const key of Object.keys(x)) {
             if (!declaredFields.some((f) => f.name === key)) {
-              throw fail(`unknown field "${clip(key)}" (the fields are ${clip(declaredFields.map((f) => f.name).join(", "), 200)})`);
+              throw fail(`unknown ${field} "${clip(key)}" (the ${field}s are ${clip(declaredFields.map((f) => f.name).join(", "), 200)})`);
             }
           }
           charge.add(4);
@@ -112,7 +137,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           return { kind: "record", value: { fields } };
         }
         case "variant": {
-          if (!isPlainObject(x) || typeof ownValue(x, "case") !== "string") throw fail("expected {case: name, value?}");
+          if (!isPlainObject(x) || typeof ownValue(x, "case") !== "string") throw wrong(x, "{case: name, value?}");
           const name = ownValue(x, "case");
           const index = resolved.value.cases.findIndex((c) => c.name === name);
           const declaredCase = resolved.value.cases[index];
@@ -125,17 +150,17 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         }
         case "enum": {
           const index = typeof x === "string" ? resolved.value.cases.indexOf(x) : -1;
-          if (index < 0) throw fail(`expected one of ${clip(resolved.value.cases.join(", "), 200)}`);
+          if (index < 0) throw wrong(x, `one of ${clip(resolved.value.cases.join(", "), 200)}`);
           return { kind: "enum", value: { case: index } };
         }
         case "flags": {
-          const set = flagSet(x, fail);
+          const set = flagSet(x, wrong);
           for (const name of set) if (!resolved.value.flags.includes(name)) throw fail(`unknown flag "${clip(name)}"`);
           charge.add(4 + resolved.value.flags.length);
           return { kind: "flags", value: { bits: resolved.value.flags.map((name) => set.has(name)) } };
         }
         case "tuple": {
-          const items = arrayOf(x, fail, charge);
+          const items = arrayOf(x, wrong, charge);
           if (items.length !== resolved.value.elements.length) throw fail(`expected ${resolved.value.elements.length} elements`);
           charge.add(4);
           return {
@@ -145,7 +170,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         }
         case "list":
         case "fixed-list": {
-          const items = arrayOf(x, fail, charge);
+          const items = arrayOf(x, wrong, charge);
           charge.add(4);
           return {
             kind: resolved.kind,
@@ -154,7 +179,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         }
         case "map": {
           if (x instanceof Map) charge.fits(x.size);
-          const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, fail, charge) as [unknown, unknown][]);
+          const pairs: [unknown, unknown][] = x instanceof Map ? [...x.entries()] : (arrayOf(x, wrong, charge) as [unknown, unknown][]);
           charge.add(4);
           const entries = pairs.map((pair, i): [SchemaValue, SchemaValue] => {
             if (!Array.isArray(pair) || pair.length !== 2) throw fail("expected a Map or [key, value] pairs");
@@ -180,7 +205,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           return { kind: "option", value: { inner: into(x, resolved.value.inner, "inner", undefined, undefined, Step.same) } };
         }
         case "result": {
-          if (!isPlainObject(x)) throw fail("expected {ok: value} or {err: value}");
+          if (!isPlainObject(x)) throw wrong(x, "{ok: value} or {err: value}");
           const isOk = Object.hasOwn(x, "ok");
           if (isOk === Object.hasOwn(x, "err")) throw fail("expected exactly one of ok and err");
           const tag = isOk ? "ok" : "err";
@@ -198,7 +223,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
             charge.add(x.length);
             return { kind: "text", value: { text: x } };
           }
-          if (!isPlainObject(x) || typeof ownValue(x, "text") !== "string") throw fail("expected a string or {text, language?}");
+          if (!isPlainObject(x) || typeof ownValue(x, "text") !== "string") throw wrong(x, "a string or {text, language?}");
           const language = ownValue(x, "language");
           if (language !== undefined && typeof language !== "string") throw fail("language must be a string");
           const text = ownValue(x, "text") as string;
@@ -206,34 +231,34 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
           return { kind: "text", value: language === undefined ? { text } : { text, language } };
         }
         case "binary": {
-          const [bytes, mimeType] = binaryOf(x, fail, charge);
+          const [bytes, mimeType] = binaryOf(x, fail, wrong, charge);
           return { kind: "binary", value: mimeType === undefined ? { bytes } : { bytes, mimeType } };
         }
         case "path":
-          if (typeof x !== "string") throw fail("expected a string");
+          if (typeof x !== "string") throw wrong(x, "a string");
           return { kind: "path", value: { path: x } };
         case "url":
-          if (typeof x !== "string" && !(x instanceof URL)) throw fail("expected a string or URL");
+          if (typeof x !== "string" && !(x instanceof URL)) throw wrong(x, "a string or URL");
           return { kind: "url", value: { url: String(x) } };
         case "datetime": {
           if (x instanceof Date) {
             if (Number.isNaN(x.getTime())) throw fail("invalid Date");
             return { kind: "datetime", value: { value: x.toISOString() } };
           }
-          if (typeof x !== "string") throw fail("expected a Date or an RFC 3339 string");
+          if (typeof x !== "string") throw wrong(x, "a Date or an RFC 3339 string");
           return { kind: "datetime", value: { value: x } };
         }
         case "duration":
-          return { kind: "duration", value: { nanoseconds: integerText(x, fail) } };
+          return { kind: "duration", value: { nanoseconds: integerText(x, wrong) } };
         case "quantity": {
-          if (!isPlainObject(x)) throw fail("expected {mantissa, scale, unit}");
+          if (!isPlainObject(x)) throw wrong(x, "{mantissa, scale, unit}");
           const scale = ownValue(x, "scale");
           const unit = ownValue(x, "unit");
-          if (typeof scale !== "number" || typeof unit !== "string") throw fail("expected {mantissa, scale, unit}");
-          return { kind: "quantity", value: { mantissa: integerText(ownValue(x, "mantissa"), fail), scale, unit } };
+          if (typeof scale !== "number" || typeof unit !== "string") throw wrong(x, "{mantissa, scale, unit}");
+          return { kind: "quantity", value: { mantissa: integerText(ownValue(x, "mantissa"), wrong), scale, unit } };
         }
         case "union": {
-          if (!isPlainObject(x) || typeof ownValue(x, "tag") !== "string") throw fail("expected {tag, body}");
+          if (!isPlainObject(x) || typeof ownValue(x, "tag") !== "string") throw wrong(x, "{tag, body}");
           const tag = ownValue(x, "tag") as string;
           const branch = resolved.value.spec.branches.find((b) => b.tag === tag);
           if (branch === undefined) throw fail(`unknown union tag "${clip(tag)}"`);
@@ -242,7 +267,7 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
         case "stream": {
           // The naming walk only looks for a place: the first walk bound this stream already.
           if (explaining !== undefined) return { kind: "stream", value: { provisionalRef: "" } };
-          const context: StreamContext = { coordinate: location.pointer(), elementType: resolved.value.inner, graph };
+          const context: StreamContext = { coordinate: location.pointer(), dataPath: place(), elementType: resolved.value.inner, graph };
           const ref = hooks.stream === undefined ? x : boundStream(hooks.stream, x, context, fail);
           if (!isPlainObject(ref)) throw fail("expected a stream reference");
           const provisional = ownValue(ref, "provisionalRef");
@@ -261,51 +286,39 @@ export function fromJs(data: unknown, graph: SchemaGraph, type?: SchemaType, hoo
     } catch (error) {
       // A range or a restriction the walk does not check: walk again (streams are not bound
       // twice: see the stream case) to name the place in `data` that the decoder's path points at.
-      if (!(error instanceof ProtocolError) || error.code !== "validation-error" || error.path === undefined || error.path === "value")
-        throw error;
-      const path = error.path;
+      const path = validationPath(error);
+      if (path === undefined || (path === "value" && dataName === undefined)) throw error;
+      if (path === "value") throw restated(error as ProtocolError, path, dataName as string, true);
       explaining = { path };
       charge.restart();
       walk(data, expected);
       if (explaining.found === undefined) throw error;
-      const prefix = `${path}: `;
-      throw located(path, explaining.found, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, error);
+      throw restated(error as ProtocolError, path, explaining.found, dataName !== undefined);
     }
   });
 }
 
-/** A validation error at `path` in the native value, naming `at`, the same place in the JavaScript data. */
-function located(path: string, at: string, message: string, cause?: unknown): ProtocolError {
-  return new ProtocolError("validation-error", at === "" ? `${path}: ${message}` : `${path} (${at}): ${message}`, {
+/**
+ * A validation error at `path` in the native value, naming `at`, the same place in the JavaScript
+ * data: beside `path`, or `named` (`hooks.name`) alone.
+ */
+function located(path: string, at: string, message: string, named: boolean, cause?: unknown): ProtocolError {
+  const place = named ? at : at === "" ? path : `${path} (${at})`;
+  return new ProtocolError("validation-error", place === "" ? message : `${place}: ${message}`, {
     path,
     ...(cause === undefined ? {} : { cause }),
   });
 }
 
-/** The members of `data` that are not fields or elements, as their text in a path. */
-const Step = {
-  value: { text: ".value" },
-  key: { text: ".key" },
-  some: { text: ".some" },
-  ok: { text: ".ok" },
-  err: { text: ".err" },
-  body: { text: ".body" },
-  /** An option's value is the value itself: no step. */
-  same: { text: "" },
-} as const;
+/** A decoder's validation error (its message starts with its native path) said at `at` instead. */
+function restated(error: ProtocolError, path: string, at: string, named: boolean): ProtocolError {
+  const prefix = `${path}: `;
+  return located(path, at, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message, named, error);
+}
 
-/** A step into `data`: a record field's name, an element's index, or one of `Step`. */
-type DataStep = string | number | { readonly text: string };
-
-/** `name`, `tags[1]["odd key"]`, `m[3].value`: the JavaScript path of `steps`. */
-function renderDataPath(steps: readonly DataStep[]): string {
-  let text = "";
-  for (const step of steps) {
-    if (typeof step === "number") text += `[${step}]`;
-    else if (typeof step === "string") text += /^[A-Za-z_$][\w$]*$/.test(step) ? `.${step}` : `[${JSON.stringify(clip(step))}]`;
-    else text += step.text;
-  }
-  return text.startsWith(".") ? text.slice(1) : text;
+/** The native path of a decoder's validation error, or undefined for any other error. */
+function validationPath(error: unknown): string | undefined {
+  return error instanceof ProtocolError && error.code === "validation-error" ? error.path : undefined;
 }
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
@@ -342,36 +355,39 @@ function ownValue(x: Record<string, unknown>, name: string): unknown {
   return Object.hasOwn(x, name) ? x[name] : undefined;
 }
 
+/** The error for `x`, a value that is not what the schema expects: `wrong(x, "an array")`. */
+type Wrong = (x: unknown, expected: string) => Error;
+
 /** The elements of an array or a Uint8Array, refused by their number before one is copied or walked. */
-function arrayOf(x: unknown, fail: (message: string) => Error, charge: BuildCharge): unknown[] {
+function arrayOf(x: unknown, wrong: Wrong, charge: BuildCharge): unknown[] {
   if (Array.isArray(x)) return (charge.fits(x.length), x);
   if (x instanceof Uint8Array) return (charge.fits(x.length), Array.from(x));
-  throw fail("expected an array");
+  throw wrong(x, "an array");
 }
 
 /** bigint, or a safe integer number, as a decimal string (range is checked by the decoder). */
-function integerText(x: unknown, fail: (message: string) => Error): string {
+function integerText(x: unknown, wrong: Wrong): string {
   if (typeof x === "bigint") return x.toString();
   if (typeof x === "number" && Number.isSafeInteger(x)) return (x === 0 ? 0 : x).toString();
-  throw fail("expected a bigint or a safe integer");
+  throw wrong(x, "a bigint or a safe integer");
 }
 
 /** Set of names, array of names, or {name: boolean}. */
-function flagSet(x: unknown, fail: (message: string) => Error): Set<string> {
+function flagSet(x: unknown, wrong: Wrong): Set<string> {
   const names: unknown[] =
     x instanceof Set ? [...x] : Array.isArray(x) ? x : isPlainObject(x) ? Object.keys(x).filter((k) => x[k] === true) : [undefined];
-  if (!names.every((n): n is string => typeof n === "string")) throw fail("expected a Set or array of flag names");
+  if (!names.every((n): n is string => typeof n === "string")) throw wrong(x, "a Set or array of flag names");
   return new Set(names);
 }
 
 /** Uint8Array, number[], or {bytes, mimeType?}; the bytes refused by their number before they are copied. */
-function binaryOf(x: unknown, fail: (message: string) => Error, charge: BuildCharge): [number[], string | undefined] {
-  if (x instanceof Uint8Array || Array.isArray(x)) return [arrayOf(x, fail, charge) as number[], undefined];
+function binaryOf(x: unknown, fail: (message: string) => Error, wrong: Wrong, charge: BuildCharge): [number[], string | undefined] {
+  if (x instanceof Uint8Array || Array.isArray(x)) return [arrayOf(x, wrong, charge) as number[], undefined];
   if (isPlainObject(x)) {
     const bytes = ownValue(x, "bytes");
     const mimeType = ownValue(x, "mimeType");
     if (mimeType !== undefined && typeof mimeType !== "string") throw fail("mimeType must be a string");
-    if (bytes instanceof Uint8Array || Array.isArray(bytes)) return [arrayOf(bytes, fail, charge) as number[], mimeType];
+    if (bytes instanceof Uint8Array || Array.isArray(bytes)) return [arrayOf(bytes, wrong, charge) as number[], mimeType];
   }
-  throw fail("expected a Uint8Array or {bytes, mimeType?}");
+  throw wrong(x, "a Uint8Array or {bytes, mimeType?}");
 }
