@@ -5,6 +5,8 @@
  * as GOLEM_STREAM_URL and GOLEM_STREAM_TOKEN do for the server.
  */
 import { Option } from "commander";
+import { shellWord } from "./io/shell-word.js";
+import { DEFAULT_MAX_CATALOGUE_BYTES, DEFAULT_URL } from "./options.js";
 
 export const DEFAULT_APPLICATION = "demo";
 export const DEFAULT_ENVIRONMENT = "default";
@@ -31,6 +33,26 @@ export function withCatalogueSelector<T extends { readonly application?: string;
     application: options.application ?? nonEmpty(env["GOLEM_STREAM_APPLICATION"]) ?? DEFAULT_APPLICATION,
     environment: options.environment ?? nonEmpty(env["GOLEM_STREAM_ENVIRONMENT"]) ?? DEFAULT_ENVIRONMENT,
   };
+}
+
+/**
+ * `golem-stream types` as a hint spells it (`see golem-stream types …`): with every option that
+ * decided which catalogue this command read and differs from its default, so that the command,
+ * run as printed, lists that catalogue and not the demo's. Never the bearer token: hints are not
+ * the place for a secret, and one set in GOLEM_STREAM_TOKEN is in effect anyway.
+ */
+export function typesCommand(read: {
+  readonly application: string;
+  readonly environment: string;
+  readonly url: string;
+  readonly maxCatalogueBytes: number;
+}): string {
+  const words = ["golem-stream", "types"];
+  if (read.application !== DEFAULT_APPLICATION) words.push("-a", shellWord(read.application));
+  if (read.environment !== DEFAULT_ENVIRONMENT) words.push("-e", shellWord(read.environment));
+  if (read.url !== DEFAULT_URL) words.push("--url", shellWord(read.url));
+  if (read.maxCatalogueBytes !== DEFAULT_MAX_CATALOGUE_BYTES) words.push("--max-catalogue-bytes", String(read.maxCatalogueBytes));
+  return words.join(" ");
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -169,16 +169,22 @@ export function methodSchemaDigest(agentType: AgentTypeSignature, method: Method
   return createHash("sha256").update(canonicalJson(evidence)).digest("hex");
 }
 
+/**
+ * The agent type and method a command names in `catalogue`; a usage error naming what exists
+ * otherwise, an unknown agent type with `typesCommand`, the command that lists the catalogue
+ * (catalogue-selector.ts).
+ */
 export function findMethod(
   catalogue: Catalogue,
   agentTypeName: string,
   methodName: string,
+  typesCommand = "golem-stream types",
 ): { agentType: AgentTypeSignature; method: MethodSignature } {
   const agentType = catalogue.agentTypes.find((t) => t.name === agentTypeName);
   const where = `${catalogue.application}/${catalogue.environment}`;
   if (agentType === undefined) {
     const known = catalogue.agentTypes.map((t) => t.name).join(", ") || "none";
-    throw usageError(`no agent type "${agentTypeName}" in ${where} (known: ${known}); see golem-stream types`);
+    throw usageError(`no agent type "${agentTypeName}" in ${where} (known: ${known}); see ${typesCommand}`);
   }
   const method = agentType.methods.find((m) => m.name === methodName);
   if (method === undefined) {

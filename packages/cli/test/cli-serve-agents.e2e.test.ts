@@ -72,6 +72,18 @@ describe("serve --agents with a catalogue of its own", () => {
     expect((await discover(server, "math", "default")).code).toBe(EXIT.usage);
   });
 
+  it("an unknown agent type's hint spells the types command with the options in effect, and run as printed it lists them", async () => {
+    const result = await run(["invoke", "nope", "add", "-a", "math", "-e", "prod", "--url", server.url, "--max-catalogue-bytes", "16MiB"], {
+      env: { GOLEM_STREAM_TOKEN: TOKEN },
+    });
+    expect(result.code).toBe(EXIT.usage);
+    const hinted = `golem-stream types -a math -e prod --url ${server.url} --max-catalogue-bytes 16777216`;
+    expect(result.stderr).toBe(`golem-stream: no agent type "nope" in math/prod (known: adder); see ${hinted}\n`);
+    const listed = await run(hinted.split(" ").slice(1), { env: { GOLEM_STREAM_TOKEN: TOKEN } });
+    expect(listed.code).toBe(EXIT.success);
+    expect(listed.stdout.toString()).toMatch(/^math\/prod\n  adder\(\)\n/);
+  });
+
   it("the CLI invokes the typed agent type with stdin streamed up and its words streamed back", async () => {
     const result = await run(["invoke", "words", "split", "-a", "text", "-c", '{"language":"en"}', "-"], {
       env: server.env,

@@ -12,6 +12,7 @@ import { claimCheckpointFile } from "../checkpoint/checkpoint-claim.js";
 import { resolveConnection } from "../connection.js";
 import { findMethod, methodSchemaDigest } from "../discovery.js";
 import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
+import { typesCommand } from "../catalogue-selector.js";
 import { usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
@@ -50,7 +51,7 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
 async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
   const catalogue = await fetchCatalogueWithRetries(connection, options, io);
-  const { agentType, method } = findMethod(catalogue, target.agentType, target.method);
+  const { agentType, method } = findMethod(catalogue, target.agentType, target.method, typesCommand({ ...options, url: connection.url }));
   const argumentOptions = { native: options.native };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   // `-` with stdin on the terminal: a person types the input there, and redrawn bars would
