@@ -643,12 +643,14 @@ function chunkBytes(chunk: OutputChunk): number {
 function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>, inputFailure: { readonly error: unknown } | undefined): ClientError {
   if (outcome.kind === "error") {
     if (inputFailure === undefined) return new ClientError("stream-failed", outcome.message, { code: outcome.code });
-    // Said from the input's side: that is where the caller must look (its source threw, or an item did not fit).
+    // Said from the input's side: that is where the caller must look (its source threw, or an item
+    // did not fit). The server's message ("producer failed") only says that the method failed this
+    // output, most likely at the input this client cancelled: said as its consequence, not a cause.
     const { error } = inputFailure;
     const why = error instanceof Error ? error.message : String(error);
     return new ClientError(
       "stream-failed",
-      `an input of this call failed here: ${why} (then this output failed on the server: ${outcome.message})`,
+      `an input of this call failed: ${why}. The client cancelled that input, and the agent's method then failed this output (the server says: ${outcome.message})`,
       {
         code: outcome.code,
         cause: error,

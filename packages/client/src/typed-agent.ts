@@ -6,7 +6,15 @@
  * `stream<binary>` → binary items, anything else → items converted with the
  * element schema, which may themselves hold nested stream sources).
  */
-import { encodeSchemaValue, fromJs, isDirectBinary, type FromJsHooks, type SchemaGraph, type SchemaType } from "@golem-stream/schema-value";
+import {
+  encodeSchemaValue,
+  fromJs,
+  isDirectBinary,
+  type FromJsHooks,
+  type SchemaGraph,
+  type SchemaType,
+  type StreamContext,
+} from "@golem-stream/schema-value";
 import type { JsonValue, SchemaValueJson } from "@golem-stream/wire";
 import { ClientError } from "./errors.js";
 import { InputStream, inputStream, type ParamNode } from "./input-stream.js";
@@ -33,7 +41,11 @@ export function methodParams(method: string, data: unknown, graph: SchemaGraph):
   return toParams(data, graph, undefined, { name: method, parameters: true });
 }
 
-function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefined, naming: Naming): ParamNode {
+/**
+ * `data` as a native value. `item`, for an item of an input stream, says which (`count.input: item
+ * 3`): its messages, and the places of the streams in it, are said after it.
+ */
+function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefined, naming: Naming, item?: string): ParamNode {
   const bindings = new Map<string, InputStream>();
   let native: JsonValue;
   try {
@@ -42,7 +54,8 @@ function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefine
       streams: "provisional",
       stream: (source, context) => {
         const placeholder = randomUUID();
-        bindings.set(placeholder, bindingFor(source, context.graph, context.elementType));
+        const at = item === undefined ? context.dataPath : context.dataPath === "" ? item : `${item}: ${context.dataPath}`;
+        bindings.set(placeholder, bindingFor(source, context, at));
         return { provisionalRef: placeholder };
       },
     });
@@ -50,7 +63,9 @@ function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefine
   } catch (error) {
     if (error instanceof ClientError) throw error;
     const code = error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
-    throw new ClientError("invalid-argument", error instanceof Error ? error.message : "arguments do not match the schema", {
+    const message = error instanceof Error ? error.message : "arguments do not match the schema";
+    const hint = item !== undefined && isBytes(data) ? bytesHint(graph, type) : "";
+    throw new ClientError("invalid-argument", item === undefined ? message : `${item}: ${message}${hint}`, {
       ...(code === "validation-error" || code === "unsupported-value" ? { code } : {}),
       cause: error,
     });
@@ -58,12 +73,38 @@ function toParams(data: unknown, graph: SchemaGraph, type: SchemaType | undefine
   return substitute(native, bindings) as ParamNode;
 }
 
-function bindingFor(source: unknown, graph: SchemaGraph, elementType: SchemaType): InputStream {
+/** The binding of the source found at `at` (its place in the call: `count.input`, `jobs: item 2: log`). */
+function bindingFor(source: unknown, context: StreamContext, at: string): InputStream {
   if (source instanceof InputStream) return source;
+  const { graph, elementType } = context;
   const direct = isDirectBinary(graph, elementType);
   if (direct === "u8") return inputStream.bytes(source as never);
   if (direct === "binary") return inputStream.binary(source as never);
-  return inputStream.values(source as never, (item: unknown) => jsToParams(item, graph, elementType));
+  // The feeder encodes each item once, in the order the source yields them: the count is its index.
+  let index = 0;
+  return inputStream.values(source as never, (item: unknown) => toParams(item, graph, elementType, { name: "" }, `${at}: item ${index++}`));
+}
+
+function isBytes(value: unknown): boolean {
+  return ArrayBuffer.isView(value) || value instanceof ArrayBuffer;
+}
+
+/** Kinds that take a byte array (`Uint8Array` for a `list<u8>`), or may hold one. */
+const TAKES_BYTES: ReadonlySet<string> = new Set(["list", "fixed-list", "tuple", "option", "binary"]);
+const TAKES_TEXT: ReadonlySet<string> = new Set(["string", "char", "text", "path", "url"]);
+
+/**
+ * Bytes as an item of a stream of another type are almost always a Node stream or a file passed
+ * whole (`process.stdin`): its chunks are not the items. Types do not catch it (a `Readable`
+ * iterates `any`), so the message says what to do.
+ */
+function bytesHint(graph: SchemaGraph, type: SchemaType | undefined): string {
+  const kind = graph.resolve(type ?? graph.root).kind;
+  if (TAKES_BYTES.has(kind)) return "";
+  const split = TAKES_TEXT.has(kind)
+    ? "to send its lines, split it first, e.g. with node:readline"
+    : "to send one item per line, split it first, e.g. with node:readline, and convert each line";
+  return ` (a byte stream such as process.stdin yields chunks of bytes: ${split})`;
 }
 
 /** Puts each binding where fromJs left its placeholder reference. */

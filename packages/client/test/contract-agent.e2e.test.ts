@@ -458,7 +458,8 @@ describe("errors say what the library knows", () => {
     expect(error).toMatchObject({
       kind: "stream-failed",
       code: "producer-error",
-      message: "an input of this call failed here: the disk went away (then this output failed on the server: producer failed)",
+      message:
+        "an input of this call failed: the disk went away. The client cancelled that input, and the agent's method then failed this output (the server says: producer failed)",
     });
     expect((error as ClientError).cause).toBe(boom);
   });

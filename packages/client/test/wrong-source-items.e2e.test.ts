@@ -1,0 +1,106 @@
+/**
+ * A source whose items do not fit its stream's element type, passed to a typed call: a Node stream
+ * of bytes (`process.stdin`) for a `stream<string>` or `stream<f64>` type-checks (a `Readable`
+ * iterates `any`), so the item is refused at run time, in the caller's words: the parameter's place
+ * in the call, the item's index, what it is, and for bytes how to send what was meant.
+ */
+import { Readable } from "node:stream";
+import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost } from "@golem-stream/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClientError, createClient, defineAgentType, t, type Client } from "../src/index.js";
+import { collect } from "./support/demo.js";
+import { TOKEN } from "./support/embedded.js";
+
+const tally = defineAgentType({
+  name: "tally",
+  constructor: t.record({ unit: t.string() }),
+  methods: {
+    sum: { params: t.record({ numbers: t.stream(t.f64()) }), result: t.record({ count: t.u32(), total: t.f64() }) },
+    echo: { params: t.record({ lines: t.stream(t.string()) }), result: t.stream(t.string()) },
+    jobs: { params: t.record({ jobs: t.stream(t.record({ name: t.string(), log: t.stream(t.string()) })) }), result: t.u32() },
+  },
+});
+
+const TALLY = implement(tally, {
+  async sum(_ctx, { numbers }) {
+    let count = 0;
+    let total = 0;
+    for await (const n of numbers) (count++, (total += n));
+    return { count, total };
+  },
+  async echo(_ctx, { lines }) {
+    return lines;
+  },
+  async jobs(_ctx, { jobs }) {
+    let lines = 0;
+    for await (const job of jobs) for await (const _line of job.log) lines++;
+    return lines;
+  },
+});
+
+let close: () => Promise<void>;
+let client: Client;
+beforeAll(async () => {
+  const sessions = createSessionServer({
+    store: new MemorySessionStore(),
+    host: new StaticAgentHost({ app: { prod: [TALLY] } }),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  });
+  const { url } = await sessions.listen();
+  close = () => sessions.close();
+  client = createClient({ url, token: TOKEN });
+});
+afterAll(async () => close());
+
+/** A byte stream as `process.stdin` is one. */
+const stdinLike = (text: string): Readable => Readable.from([Buffer.from(text)], { objectMode: false });
+
+const connect = () => client.connect(tally, { application: "app", environment: "prod", constructor: { unit: "m" } });
+
+describe("an input item that does not fit its stream", () => {
+  it("a byte stream for a stream<string>: the parameter, the item, a Buffer, and how to split it", async () => {
+    const agent = await connect();
+    // Compiles: a Readable is an AsyncIterable<any>.
+    const call = agent.echo({ lines: stdinLike("a\nb\n") });
+    const failed = new Promise<unknown>((resolve) => call.invocation.on("inputFailed", ({ error }) => resolve(error)));
+    const error = await collect(await call).catch((e: unknown) => e);
+    const refusal =
+      "echo.lines: item 0: expected a string, got a Buffer (a byte stream such as process.stdin yields chunks of bytes: to send its lines, split it first, e.g. with node:readline)";
+    expect(await failed).toMatchObject({ kind: "invalid-argument", code: "validation-error", message: refusal });
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({
+      kind: "stream-failed",
+      code: "producer-error",
+      message: `an input of this call failed: ${refusal}. The client cancelled that input, and the agent's method then failed this output (the server says: producer failed)`,
+    });
+    expect((error as ClientError).cause).toBe(await failed);
+  });
+
+  it("a byte stream for a stream<f64>: split and convert each line", async () => {
+    const agent = await connect();
+    const call = agent.sum({ numbers: stdinLike("1\n2\n") });
+    const error = await call.catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "invocation-failed" });
+    expect(((error as ClientError).cause as Error).message).toBe(
+      "sum.numbers: item 0: expected a number, got a Buffer (a byte stream such as process.stdin yields chunks of bytes: to send one item per line, split it first, e.g. with node:readline, and convert each line)",
+    );
+  });
+
+  it("a later item, and a place inside an item: its index, then the field, then a nested stream's own items", async () => {
+    const agent = await connect();
+    const third = await agent.sum({ numbers: [1, 2, "3" as never] }).catch((e: unknown) => e);
+    expect(((third as ClientError).cause as Error).message).toBe('sum.numbers: item 2: expected a number, got "3"');
+    const named = await agent
+      .jobs({
+        jobs: [
+          { name: "a", log: [] },
+          { name: 2 as never, log: [] },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(((named as ClientError).cause as Error).message).toBe("jobs.jobs: item 1: name: expected a string, got 2");
+    const nested = await agent.jobs({ jobs: [{ name: "a", log: ["x", null as never] }] }).catch((e: unknown) => e);
+    expect(((nested as ClientError).cause as Error).message).toBe("jobs.jobs: item 0: log: item 1: expected a string, got null");
+  });
+});
