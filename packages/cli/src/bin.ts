@@ -57,6 +57,7 @@ const code = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
+  ...(process.argv[1] === undefined ? {} : { executable: process.argv[1] }),
   signal: controller.signal,
   exitNote,
 });

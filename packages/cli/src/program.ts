@@ -34,8 +34,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): 
     .enablePositionalOptions()
     .configureOutput({
       // Help and usage spell the command as it is typed here (`pnpm golem-stream` in a checkout).
-      writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env))),
-      writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env))),
+      writeOut: (text) => io.stdout.write(spellCommands(text, commandName(io.env, io.executable))),
+      writeErr: (text) => io.stderr.write(spellCommands(text, commandName(io.env, io.executable))),
       // Like every other failure: one line, the program's name first, and where to look.
       outputError: (text, write) =>
         write(
@@ -92,7 +92,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     if (error instanceof CliError) {
       // A hint in the message ("`golem-stream resume run.ckpt`") is spelled as the user types the CLI here.
-      report(io, `golem-stream: ${spellCommands(error.message, commandName(io.env))}`);
+      report(io, `golem-stream: ${spellCommands(error.message, commandName(io.env, io.executable))}`);
       return error.exitCode;
     }
     // A stack stays one line per frame (report escapes what a line holds: a message may quote a server).

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@golem-stream/client";
 import { defineAgentType, t } from "@golem-stream/contract";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, startServeAgents, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
+import { BIN, itemsOf, run, scratchDir, startServeAgents, TOKEN, waitFor, type ServerProcess } from "./support/processes.js";
 
 /** Relative to the package root, the tests' working directory: `--agents` resolves it against the caller's. */
 const MODULE = "test/fixtures/agents/two-apps.js";
@@ -213,3 +213,31 @@ function consumerProject(): string {
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["*.ts"] }));
   return dir;
 }
+
+it.each([
+  ["started as node_modules/.bin/golem-stream (npm's link in a project)", "npx golem-stream", "node_modules/.bin/golem-stream"],
+  ["started by a global install's link on the PATH", "golem-stream", "bin/golem-stream"],
+])("%s, the banner spells the command %s", async (_, spelled, link) => {
+  const dir = scratchDir();
+  mkdirSync(dirname(join(dir, link)), { recursive: true });
+  symlinkSync(BIN, join(dir, link));
+  const server = await startServeAgents(MODULE, [], { executable: join(dir, link) });
+  try {
+    await waitFor(server.running, () => server.running.stdout().toString().includes("Stop with Ctrl-C"), "the banner was printed");
+    expect(server.running.stdout().toString()).toContain(`\n  ${spelled} types -a text -e default\n`);
+  } finally {
+    await server.stop();
+  }
+});
+
+it("run by a package.json script (npm run serve), the banner spells the command npx golem-stream", async () => {
+  // What npm sets in the environment of a script it runs.
+  const env = { npm_command: "run-script", npm_lifecycle_event: "serve", npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js" };
+  const server = await startServeAgents(MODULE, [], { env });
+  try {
+    await waitFor(server.running, () => server.running.stdout().toString().includes("Stop with Ctrl-C"), "the banner was printed");
+    expect(server.running.stdout().toString()).toContain("\n  npx golem-stream types -a text -e default\n");
+  } finally {
+    await server.stop();
+  }
+});

@@ -1,4 +1,7 @@
-/** How hints and help spell the command: `golem-stream`, `npx golem-stream` run by npx, or what GOLEM_STREAM_COMMAND says (the checkout's launcher). */
+/**
+ * How hints and help spell the command: `golem-stream`, `npx golem-stream` for a project's copy (run by npx, a package.json
+ * script or its node_modules/.bin path), or what GOLEM_STREAM_COMMAND says (the checkout's launcher).
+ */
 import { expect, it } from "vitest";
 import { commandName, spellCommands } from "../src/io/command-name.js";
 
@@ -13,9 +16,27 @@ it("is npx golem-stream when npx (or npm exec) runs it, which sets npm_command=e
   expect(commandName({ npm_command: "exec", npm_lifecycle_event: "npx" })).toBe("npx golem-stream");
   expect(commandName({ npm_command: "exec" })).toBe("npx golem-stream");
   expect(commandName({ npm_lifecycle_event: "npx" })).toBe("npx golem-stream");
-  // npm run: the script's own environment; GOLEM_STREAM_COMMAND still has the last word.
-  expect(commandName({ npm_command: "run", npm_lifecycle_event: "serve" })).toBe("golem-stream");
   expect(commandName({ npm_command: "exec", GOLEM_STREAM_COMMAND: "pnpm golem-stream" })).toBe("pnpm golem-stream");
+});
+
+it("is npx golem-stream when a package.json script runs it (npm run, pnpm run): the project's copy, not on the user's PATH", () => {
+  expect(
+    commandName({ npm_command: "run-script", npm_lifecycle_event: "serve", npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js" }),
+  ).toBe("npx golem-stream");
+  expect(commandName({ npm_lifecycle_event: "serve" })).toBe("npx golem-stream");
+  expect(commandName({ npm_execpath: "/usr/local/lib/node_modules/pnpm/bin/pnpm.cjs" })).toBe("npx golem-stream");
+  expect(commandName({ npm_lifecycle_event: "", npm_execpath: "" })).toBe("golem-stream");
+  expect(commandName({ npm_lifecycle_event: "serve", GOLEM_STREAM_COMMAND: "pnpm golem-stream" })).toBe("pnpm golem-stream");
+});
+
+it("is npx golem-stream when started by its path in a project's node_modules/.bin, and golem-stream from a global install's", () => {
+  expect(commandName({}, "/home/me/app/node_modules/.bin/golem-stream")).toBe("npx golem-stream");
+  expect(commandName({}, "node_modules/.bin/golem-stream")).toBe("npx golem-stream");
+  expect(commandName({}, "C:\\app\\node_modules\\.bin\\golem-stream")).toBe("npx golem-stream");
+  expect(commandName({}, "/usr/local/bin/golem-stream")).toBe("golem-stream");
+  expect(commandName({}, "/usr/local/lib/node_modules/@golem-stream/cli/dist/golem-stream.js")).toBe("golem-stream");
+  expect(commandName({}, "/home/me/not_node_modules/.bin/golem-stream")).toBe("golem-stream");
+  expect(commandName({ GOLEM_STREAM_COMMAND: "pnpm golem-stream" }, "/app/node_modules/.bin/golem-stream")).toBe("pnpm golem-stream");
 });
 
 it("respells command lines only: not paths, package names, longer names or the program's own prefix", () => {

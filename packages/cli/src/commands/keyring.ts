@@ -79,7 +79,7 @@ async function update(
     throw usageError(`cannot ${what}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   await save(path, changed);
-  io.stdout.write(spellCommands(report(keyring, changed), commandName(io.env)));
+  io.stdout.write(spellCommands(report(keyring, changed), commandName(io.env, io.executable)));
   return EXIT.success;
 }
 

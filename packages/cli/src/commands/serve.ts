@@ -259,7 +259,7 @@ async function serveWith(
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
   const url = server.httpUrl;
-  const command = commandName(io.env);
+  const command = commandName(io.env, io.executable);
   const tokenHint =
     generatedFile !== undefined
       ? `$(cat ${shellWord(generatedFile)})`

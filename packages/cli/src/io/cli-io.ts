@@ -13,6 +13,12 @@ export interface CliIo {
   // its owner handles its error events (bin.ts ignores them).
   readonly stderr: Writable & { readonly isTTY?: boolean; readonly columns?: number };
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The path the executable was started by (`process.argv[1]`), when it was: one in a project's
+   * `node_modules/.bin` is not on the user's PATH, so hints spell the command `npx golem-stream`
+   * (io/command-name.ts).
+   */
+  readonly executable?: string;
   /** Aborted on SIGINT/SIGTERM/SIGHUP: long-running commands stop cleanly when it fires. */
   readonly signal: AbortSignal;
   /**

@@ -303,7 +303,7 @@ class SessionRunner {
 
   /** What a detached invocation's user can do next, with the real checkpoint path. */
   #detachedHint(): string {
-    const command = commandName(this.#io.env);
+    const command = commandName(this.#io.env, this.#io.executable);
     const resume =
       this.#options.checkpoint === undefined
         ? `\`${command} resume\` with its checkpoint`
@@ -359,7 +359,7 @@ class SessionRunner {
       started: this.#started,
       ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
       ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
-      command: commandName(this.#io.env),
+      command: commandName(this.#io.env, this.#io.executable),
     };
     const failure = failureOf(error, context);
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.

@@ -103,11 +103,13 @@ export interface StartOptions {
   readonly openStdin?: boolean;
   /** The working directory to run in (default: the test's own, the package's folder). */
   readonly cwd?: string;
+  /** The path to start the executable by, such as a link to BIN where npm would make one (default: BIN). */
+  readonly executable?: string;
 }
 
 export function start(args: readonly string[], options: StartOptions = {}): Running {
   const child = track(
-    spawn(process.execPath, [BIN, ...args], {
+    spawn(process.execPath, [options.executable ?? BIN, ...args], {
       cwd: options.cwd,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "/tmp", ...options.env },
       stdio: [options.stdinFd ?? "pipe", options.stdoutFd ?? "pipe", options.stderrFd ?? "pipe"],
