@@ -25,6 +25,7 @@ import type { Transport } from "./transport.js";
 import {
   DEFAULT_MAX_CATALOGUE_BYTES,
   MAX_CATALOGUE_BYTES_OPTION,
+  agentTypeNotFound,
   discoveryUrl,
   fetchCatalogue,
   type AgentTypeSchema,
@@ -185,7 +186,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     }
     const catalogue = await fetchCatalogue(url, token, config.maxCatalogueBytes, signal);
     const schema = catalogue.get(agentType);
-    if (schema === undefined) throw new ClientError("rejected", `agent type ${agentType} is not in the catalogue`, { code: "not-found" });
+    if (schema === undefined) throw agentTypeNotFound(url, agentType, [...catalogue.keys()]);
     return schema;
   };
   const agentOf = (schema: AgentTypeSchema, options: AgentOptions): Agent => {

@@ -109,6 +109,23 @@ function aborted(url: string, signal: AbortSignal | undefined): ClientError | un
   });
 }
 
+/** The most agent types a `not-found` lists: enough to spot a misspelt name, short enough to read. */
+const MAX_LISTED_TYPES = 8;
+
+/**
+ * The refusal of an agent type the catalogue at `url` lacks (`rejected`, `not-found`, as the
+ * server's own refusal of an unknown agent type): it names the application and environment asked
+ * for and the types there are, so a misspelt name, or the wrong environment, shows at once.
+ */
+export function agentTypeNotFound(url: string, agentType: string, known: readonly string[]): ClientError {
+  const listed = known.slice(0, MAX_LISTED_TYPES).map((name) => JSON.stringify(name));
+  const more = known.length > MAX_LISTED_TYPES ? ` and ${known.length - MAX_LISTED_TYPES} more` : "";
+  const types = known.length === 0 ? "it has no agent types" : `known: ${listed.join(", ")}${more}`;
+  return new ClientError("rejected", `agent type ${JSON.stringify(agentType)} is not in the catalogue of ${catalogueOf(url)} (${types})`, {
+    code: "not-found",
+  });
+}
+
 /** `(asked for application "a", environment "e")`, from a discovery URL (`discoveryUrl`). */
 function askedFor(url: string): string {
   return `(asked for ${catalogueOf(url)})`;

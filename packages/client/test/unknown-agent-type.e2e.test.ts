@@ -1,0 +1,68 @@
+/**
+ * An agent type the catalogue lacks (a misspelt contract name, the wrong environment): the
+ * refusal names what was asked for and the agent types there are, at most eight of them.
+ */
+import { echoContract } from "@golem-stream/contract/demo";
+import { createSessionServer, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient, type Client } from "../src/index.js";
+import { TOKEN } from "./support/embedded.js";
+
+const EMPTY_RECORD = { root: { kind: "record", value: { fields: [] } } } as const;
+const agentType = (name: string): AgentTypeDefinition => ({
+  name,
+  constructorParameters: EMPTY_RECORD,
+  methods: [{ name: "one", parameters: EMPTY_RECORD, result: { root: { kind: "u32", value: {} } } }],
+  config: [],
+  implementations: { one: async () => ({ kind: "u32", value: 1 }) },
+});
+
+let close: () => Promise<void>;
+let client: Client;
+beforeAll(async () => {
+  const sessions = createSessionServer({
+    store: new MemorySessionStore(),
+    host: new StaticAgentHost({
+      app: {
+        few: [agentType("tally"), agentType("echo-two")],
+        many: Array.from({ length: 11 }, (_, i) => agentType(`type-${i}`)),
+        none: [],
+      },
+    }),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  });
+  const { url } = await sessions.listen();
+  close = () => sessions.close();
+  client = createClient({ url, token: TOKEN });
+});
+afterAll(async () => close());
+
+describe("an agent type the catalogue lacks", () => {
+  it("names the application, the environment and the agent types there are", async () => {
+    const misspelt = { ...echoContract, name: "tallly" } as unknown as typeof echoContract;
+    await expect(client.connect(misspelt, { application: "app", environment: "few", constructor: { name: "x" } })).rejects.toMatchObject({
+      kind: "rejected",
+      code: "not-found",
+      message: 'agent type "tallly" is not in the catalogue of application "app", environment "few" (known: "tally", "echo-two")',
+    });
+  });
+
+  it("lists at most eight, then says how many more", async () => {
+    await expect(client.agent({ application: "app", environment: "many", agentType: "type-x", constructorArgs: {} })).rejects.toMatchObject(
+      {
+        code: "not-found",
+        message:
+          'agent type "type-x" is not in the catalogue of application "app", environment "many" ' +
+          '(known: "type-0", "type-1", "type-2", "type-3", "type-4", "type-5", "type-6", "type-7" and 3 more)',
+      },
+    );
+  });
+
+  it("says when there are none", async () => {
+    await expect(client.agent({ application: "app", environment: "none", agentType: "echo", constructorArgs: {} })).rejects.toMatchObject({
+      code: "not-found",
+      message: 'agent type "echo" is not in the catalogue of application "app", environment "none" (it has no agent types)',
+    });
+  });
+});
