@@ -19,7 +19,7 @@ const entries = ENTRIES as Record<string, string>;
 
 /**
  * Gzipped bytes `createClient` + `webSocketTransport` + `inputStream` may
- * cost a page: 47 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
+ * cost a page: 48 KiB (35.0 KiB when a 36 KiB budget was set; 36.2 KiB once
  * `client.connect(contract, …)`, the typed-contract entry point,
  * became a client method; 37.0 KiB once the small-item fast
  * paths (the checked input item text, schema-value's plain-string shortcuts)
@@ -43,11 +43,14 @@ const entries = ENTRIES as Record<string, string>;
  * object used at many places once (a graph built in memory) and the catalogue
  * download got its own bound, and an abort and a cut of their own, when it went
  * to 47 KiB (46.1 KiB once the browser transport, resume and takeover checked
- * their options); about 40% of it is
+ * their options, 47.0 KiB soon after); 47.8 KiB once wrong arguments and input
+ * items were said in the caller's names with what was passed (schema-value's
+ * data-path.ts) and an unknown agent type with the types there are, when it
+ * went to 48 KiB; about 40% of it is
  * @golem-stream/schema-value, which validates every received value against its
  * schema as protocol section 2 requires).
  */
-const BUDGET_GZIP_BYTES = 47 * 1024;
+const BUDGET_GZIP_BYTES = 48 * 1024;
 
 const nodeOnly = (inputs: readonly string[]): string[] =>
   inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
