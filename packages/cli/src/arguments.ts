@@ -19,6 +19,8 @@ import { JSON_VALUE_LINE, STRING_ITEM_LINE } from "./io/line-limits.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
 import { plainToNative } from "./plain-json.js";
+import { articled, describeType } from "./type-text.js";
+import { notJsonError, type ExampleQuoting } from "./value-hint.js";
 
 /** Types whose plain-JSON argument may be written without JSON quotes. */
 const STRING_LIKE = new Set(["string", "char", "text", "path", "url", "enum", "datetime"]);
@@ -26,20 +28,6 @@ const STRING_LIKE = new Set(["string", "char", "text", "path", "url", "enum", "d
 export interface ArgumentOptions {
   /** Arguments are native SchemaValue JSON instead of plain JSON. */
   readonly native: boolean;
-}
-
-/** Describes a type briefly for messages: `u32`, `stream<u8>`, `record`. */
-export function describeType(graph: SchemaGraph, type: SchemaType): string {
-  const resolved = graph.resolve(type);
-  if (resolved.kind === "stream") return `stream<${describeType(graph, resolved.value.inner)}>`;
-  if (resolved.kind === "list" || resolved.kind === "fixed-list") return `list<${describeType(graph, resolved.value.element)}>`;
-  if (resolved.kind === "option") return `option<${describeType(graph, resolved.value.inner)}>`;
-  return resolved.kind;
-}
-
-/** `a u8`, `an s32`, `an option<string>`: a type's name with its article, as it is read aloud. */
-function articled(type: string): string {
-  return /^(?:[aeio]|[sf]\d)/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
 /** A record's fields, or a usage error: parameters and constructors are records. */
@@ -54,20 +42,25 @@ export function signatureText(graph: SchemaGraph): string {
   return fields.map((f) => `${f.name}: ${describeType(graph, f.body)}`).join(", ");
 }
 
-/** One value argument (not `-`): strict JSON, converted and validated against `type`. */
+/**
+ * One value argument (not `-`), or one line of a stream's input: strict JSON, converted and
+ * validated against `type`; text that is not JSON is told what the type expects, with an example
+ * quoted as `quoting` says.
+ */
 export function parseValueArgument(
   text: string,
   graph: SchemaGraph,
   type: SchemaType,
   what: string,
   options: ArgumentOptions,
+  quoting: ExampleQuoting = "shell",
 ): SchemaValue {
   try {
     if (options.native) {
       const json = parseStrictJson(text, { what });
       return decodeSchemaValue(json, graph, { type, streams: "forbidden", path: what }).value;
     }
-    return plainToNative(plainJsonOf(text, graph, type, what), graph, type, what);
+    return plainToNative(plainJsonOf(text, graph, type, what, quoting), graph, type, what);
   } catch (error) {
     if (isProtocolError(error)) throw usageError(about(what, error.message), error);
     throw error;
@@ -88,7 +81,7 @@ const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;
 const SHELL_DECIMAL = /^-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$/;
 
 /** Plain JSON of an argument; a string-like parameter also takes its text verbatim. */
-function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string): JsonValue {
+function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: string, quoting: ExampleQuoting): JsonValue {
   const kind = graph.resolve(type).kind;
   if ((kind === "f32" || kind === "f64") && NON_FINITE.has(text)) return text;
   // Digits as typed: read as a JSON number, one past 2^53 would lose its last digits first.
@@ -101,6 +94,8 @@ function plainJsonOf(text: string, graph: SchemaGraph, type: SchemaType, what: s
     if (stringLike) return text;
     // What a person types at a shell for a fraction and JSON has no spelling for (`.5`, `-.5`, `2.`).
     if ((kind === "f32" || kind === "f64") && SHELL_DECIMAL.test(text) && Number.isFinite(Number(text))) return Number(text);
+    // Not JSON at all (JSON.parse's SyntaxError), rather than past a bound: say what would be.
+    if (isProtocolError(error) && error.cause instanceof SyntaxError) throw notJsonError(error, text, graph, type, what, quoting);
     throw error;
   }
   return stringLike && typeof json !== "string" ? text : json;
@@ -118,14 +113,16 @@ export function constructorValue(text: string | undefined, graph: SchemaGraph, o
   if (!options.native) {
     const fields = recordFields(graph, "the constructor");
     try {
+      // Text that is not JSON: parseValueArgument below says so, and what the constructor takes.
       const json = parseStrictJson(text, { what: "--constructor" });
       if (Array.isArray(json) && json.length === fields.length) {
         const byName = Object.fromEntries(fields.map((f, i) => [f.name, json[i] as JsonValue]));
         return plainToNative(byName, graph, graph.root, "--constructor");
       }
     } catch (error) {
-      if (isProtocolError(error)) throw usageError(about("--constructor", error.message), error);
-      throw error;
+      const notJson = isProtocolError(error) && error.cause instanceof SyntaxError;
+      if (isProtocolError(error) && !notJson) throw usageError(about("--constructor", error.message), error);
+      if (!notJson) throw error;
     }
   }
   return parseValueArgument(text, graph, graph.root, "--constructor", options);
@@ -219,7 +216,7 @@ function inputItems(
   let line = 0;
   return inputStream.values(textLines(source.bytes, counted, JSON_VALUE_LINE, done, source.name), (text: string): ParamNode => {
     line += 1;
-    return parseValueArgument(text, graph, elementType, `${source.name} line ${line}`, options) as unknown as ParamNode;
+    return parseValueArgument(text, graph, elementType, `${source.name} line ${line}`, options, "line") as unknown as ParamNode;
   });
 }
 

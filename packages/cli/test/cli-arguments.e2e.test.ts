@@ -81,6 +81,35 @@ describe("invoke's arguments", () => {
   });
 });
 
+describe("a value that is not JSON", () => {
+  it("is told the type it is for, as types prints it, and an example the type takes", async () => {
+    const refused = async (method: string, ...args: string[]) => {
+      const result = await invoke(method, ...args);
+      expect(result.code).toBe(EXIT.usage);
+      return result.stderr;
+    };
+    expect(await refused("find", "null", "abc")).toBe("golem-stream: argument 2 (limit) is not valid JSON: expected a u32, e.g. 3\n");
+    expect(await refused("find", "null", "")).toBe("golem-stream: argument 2 (limit) is empty: expected a u32, e.g. 3\n");
+    expect(await refused("pair", "x")).toBe(
+      `golem-stream: argument 1 (at) is not valid JSON: expected a tuple<s32, string>, e.g. '[3,"x"]'\n`,
+    );
+    expect(await refused("area", "circle")).toBe(
+      `golem-stream: argument 1 (shape) is not valid JSON: expected a variant{circle: f64, square: tuple<f64, f64>, point}, e.g. '{"case":"circle","value":1.5}'\n`,
+    );
+  });
+
+  it("for an option<string>, whose JSON is a string but which takes null too, says to quote it, and quoted as it says it is taken", async () => {
+    const bare = await invoke("find", "p/", "1");
+    expect(bare.code).toBe(EXIT.usage);
+    expect(bare.stderr).toBe(
+      `golem-stream: argument 1 (prefix) is not valid JSON: expected an option<string>; give a JSON string: '"p/"'\n`,
+    );
+    const quoted = await invoke("find", '"p/"', "1");
+    expect(quoted.stderr).toBe("");
+    expect(quoted.stdout.toString()).toBe('{"result":"p/"}\n');
+  });
+});
+
 describe("a method without a result", () => {
   it("prints nothing on stdout, in lines too; --output json has its result event of kind none", async () => {
     for (const output of ["auto", "lines"]) {

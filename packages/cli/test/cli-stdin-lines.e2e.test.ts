@@ -73,14 +73,26 @@ describe("a stdin line for a stream<f64> (the tutorial's tally, test/fixtures/ag
     expect(lines(result.stdout).map((l) => JSON.parse(l) as unknown)).toEqual([{ result: { count: 3, total: 6.5, unit: "kg" } }]);
   });
 
-  it("a blank one fails the invocation, and the message says why once, not again in the invocation's failure", async () => {
+  it("a blank one fails the invocation, and the message says why once (it is empty, and what it should be), not again in the invocation's failure", async () => {
     const result = await sum("1.5\n\n3\n");
     expect(result.code).toBe(EXIT.invocationFailed);
     expect(result.stdout.length).toBe(0);
     expect(result.stderr).toBe(
-      "golem-stream: reading stdin failed, the input stream was cancelled: stdin line 2 is not valid JSON\n" +
+      "golem-stream: reading stdin failed, the input stream was cancelled: stdin line 2 is empty: expected an f64, e.g. 1.5\n" +
         "golem-stream: the invocation failed on the server (invocation-failed) after its input was cancelled\n",
     );
+  });
+
+  it("one that is not JSON is told what the stream's items are, with an example as a line holds it", async () => {
+    const result = await sum("1.5\nabc\n");
+    expect(result.code).toBe(EXIT.invocationFailed);
+    expect(result.stderr).toContain(": stdin line 2 is not valid JSON: expected an f64, e.g. 1.5\n");
+  });
+
+  it("--constructor that is not JSON is told the record it is for, with an example made of its text", async () => {
+    const result = await run(["invoke", "tally", "sum", "-a", "tutorial", "-c", "kg", "-"], { env: agents.env, stdin: "1\n" });
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.stderr).toBe(`golem-stream: --constructor is not valid JSON: expected a record{unit: string}, e.g. '{"unit":"kg"}'\n`);
   });
 
   it("--output json: the failed event on stdout keeps the reason, for a reader of stdout alone", async () => {
@@ -92,7 +104,7 @@ describe("a stdin line for a stream<f64> (the tutorial's tally, test/fixtures/ag
     const failed = lines(result.stdout)
       .map((l) => JSON.parse(l) as { event?: string; message?: string })
       .find((event) => event.event === "failed");
-    expect(failed?.message).toContain("stdin line 2 is not valid JSON");
-    expect(result.stderr.split("stdin line 2 is not valid JSON").length).toBe(2);
+    expect(failed?.message).toContain("stdin line 2 is empty");
+    expect(result.stderr.split("stdin line 2 is empty").length).toBe(2);
   });
 });

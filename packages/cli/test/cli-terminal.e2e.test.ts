@@ -166,8 +166,16 @@ describe("resume reading its checkpoint from the terminal", () => {
 
 describe("errors a person can act on", () => {
   it.each([
-    ["invalid JSON, said once", ["-c", "{nam", "1", "0"], /^golem-stream: --constructor is not valid JSON\n$/],
-    ["an argument, said once", ["-c", '{"name":"x"}', "{x", "0"], /^golem-stream: argument 1 \(to\) is not valid JSON\n$/],
+    [
+      "invalid JSON, said once",
+      ["-c", "{nam", "1", "0"],
+      /^golem-stream: --constructor is not valid JSON: expected a record\{name: string\}, e.g. '\{"name":"text"\}'\n$/,
+    ],
+    [
+      "an argument, said once",
+      ["-c", '{"name":"x"}', "{x", "0"],
+      /^golem-stream: argument 1 \(to\) is not valid JSON: expected a u32, e.g. 3\n$/,
+    ],
     ["an unknown field, by name", ["-c", '{"nam":"x"}', "1", "0"], /^golem-stream: --constructor: unknown field "nam" \(fields: name\)\n$/],
     ["a missing field, by name", ["-c", "{}", "1", "0"], /^golem-stream: --constructor: missing field "name"\n$/],
     ["a wrong type, where it was written", ["-c", '{"name":5}', "1", "0"], /^golem-stream: --constructor\.name: expected a string\n$/],
