@@ -18,6 +18,7 @@ import { textLines } from "./io/stdin-lines.js";
 import { JSON_VALUE_LINE, STRING_ITEM_LINE } from "./io/line-limits.js";
 import type { StreamProgress, StreamProgressOptions } from "./io/progress.js";
 import { usageError } from "./exit-codes.js";
+import type { InputFormat } from "./options.js";
 import { plainToNative } from "./plain-json.js";
 import { articled, describeType } from "./type-text.js";
 import { notJsonError, type ExampleQuoting } from "./value-hint.js";
@@ -28,6 +29,8 @@ const STRING_LIKE = new Set(["string", "char", "text", "path", "url", "enum", "d
 export interface ArgumentOptions {
   /** Arguments are native SchemaValue JSON instead of plain JSON. */
   readonly native: boolean;
+  /** How the lines of a stream's input are read (`--input`); `auto` when absent. */
+  readonly input?: InputFormat;
 }
 
 /** A record's fields, or a usage error: parameters and constructors are records. */
@@ -209,15 +212,37 @@ function inputItems(
       })(),
     );
   }
-  if (graph.resolve(elementType).kind === "string") {
+  const strings = graph.resolve(elementType).kind === "string";
+  if (strings && options.input !== "json") {
     return inputStream.strings(textLines(source.bytes, counted, STRING_ITEM_LINE, done, source.name));
   }
-  // Any other element type: one JSON value per line, converted like an argument.
+  // Any other element type, or every one with --input json: one JSON value per line, converted like an argument.
   let line = 0;
   return inputStream.values(textLines(source.bytes, counted, JSON_VALUE_LINE, done, source.name), (text: string): ParamNode => {
     line += 1;
-    return parseValueArgument(text, graph, elementType, `${source.name} line ${line}`, options, "line") as unknown as ParamNode;
+    const what = `${source.name} line ${line}`;
+    if (strings && !options.native) return { kind: "string", value: jsonStringLine(text, what) } as unknown as ParamNode;
+    return parseValueArgument(text, graph, elementType, what, options, "line") as unknown as ParamNode;
   });
+}
+
+/**
+ * A line of a `stream<string>` under `--input json`: a JSON string and nothing else. Bare text is
+ * refused rather than taken as it is (as an argument's would be), since a line that only looks
+ * like JSON would otherwise go up with its quotes and escapes unread.
+ */
+function jsonStringLine(text: string, what: string): string {
+  let json: JsonValue | undefined;
+  try {
+    json = parseStrictJson(text, { what });
+  } catch (error) {
+    if (!isProtocolError(error) || !(error.cause instanceof SyntaxError))
+      throw usageError(error instanceof Error ? error.message : String(error), error);
+  }
+  if (typeof json === "string") return json;
+  throw usageError(
+    `${what} is not a JSON string: with --input json, each line of a stream<string> is one, e.g. ${JSON.stringify(text.length > 40 ? "text" : text)}`,
+  );
 }
 
 export function nativeAsJson(value: SchemaValue): SchemaValueJson {

@@ -117,6 +117,13 @@ export interface ServeOptions extends JwtServeOptions {
 
 /** `auto`: bare output for a single output stream, item lines otherwise; `lines`: always item lines; `json`: events. */
 export type OutputFormat = "auto" | "lines" | "json";
+/**
+ * How `invoke` reads the lines of a stream parameter's input, `--output`'s counterpart: `auto`, a
+ * `stream<string>` one raw line per item (as bare output prints it) and any other element type one
+ * JSON value per line; `json`, every line JSON, so a string item can hold a newline (`"a\nb"`, as
+ * `--output lines` prints it). Byte streams are raw either way.
+ */
+export type InputFormat = "auto" | "json";
 /** Where the result goes when stdout carries bare output: stderr, or nowhere. */
 export type ResultDestination = "stderr" | "none";
 
@@ -142,6 +149,7 @@ export interface InvokeOptions extends RunOptions {
   /** `--constructor`; renamed because `constructor` is inherited by every object. */
   readonly constructorJson?: string;
   readonly native: boolean;
+  readonly input: InputFormat;
   readonly idempotencyKey?: string;
   readonly phantomId?: string;
   readonly checkpoint?: string;

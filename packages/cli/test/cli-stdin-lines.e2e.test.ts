@@ -3,13 +3,14 @@
  * its JSON string must fit in one 8 MiB `inputStreamItem` message, 8 388 478 bytes as a JSON
  * string (a quote takes 2). A line within it is sent (the demo's `tally` counts its bytes); one
  * past it fails with a message that says so, instead of passing the CLI's check and failing
- * later as "not a valid SchemaValue". A line for any other element type is one JSON value: one that
- * is not (a blank line) fails the invocation, and the message says so once.
+ * later as "not a valid SchemaValue". With --input json such a line is a JSON string instead, which
+ * may hold a newline. A line for any other element type is one JSON value: one that is not (a
+ * blank line) fails the invocation, and the message says so once.
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { lines, run, scratchDir, startServeAgents, startServer } from "./support/processes.js";
+import { itemsOf, lines, run, scratchDir, startServeAgents, startServer } from "./support/processes.js";
 import type { ServerProcess } from "./support/processes.js";
 
 /** 8 MiB less what an `inputStreamItem` of an empty string takes at the largest channel and sequence. */
@@ -51,6 +52,28 @@ describe("a stdin line for a stream<string>", () => {
         "JSON string (there a quote or a backslash takes 2 bytes, a control character 2 or 6)\n",
     );
     expect(result.stdout.length).toBe(0);
+  });
+});
+
+describe("--input json: each line of a stream<string> is a JSON string", () => {
+  const reverse = (stdin: string, ...extra: string[]) =>
+    run(["invoke", "echo", "reverse", "-c", '{"name":"me"}', "--output", "lines", ...extra, "-"], { env: server.env, stdin });
+
+  it("so an item can hold a newline, as --output lines prints one", async () => {
+    const result = await reverse('"one\\ntwo"\n"three"\n', "--input", "json");
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(EXIT.success);
+    expect(itemsOf(result.stdout, "$")).toEqual(["owt\neno", "eerht"]);
+    // Without it the line is the item, quotes and backslash included (reversed as they are).
+    expect(itemsOf((await reverse('"one\\ntwo"\n')).stdout, "$")).toEqual(['"owtn\\eno"']);
+  });
+
+  it("a line that is no JSON string fails the input, saying what it should be", async () => {
+    const result = await reverse('"one"\ntwo\n', "--input", "json");
+    expect(result.code).toBe(EXIT.invocationFailed);
+    expect(result.stderr).toContain(
+      'stdin line 2 is not a JSON string: with --input json, each line of a stream<string> is one, e.g. "two"',
+    );
   });
 });
 

@@ -2,7 +2,7 @@
  * The `invoke` and `resume` commands: their options, help and examples. The runners (invoke.ts,
  * resume.ts) load only when a command runs.
  */
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { applicationOption, environmentOption, withCatalogueSelector } from "../catalogue-selector.js";
 import type { InvokeOptions } from "../options.js";
 import { CONNECTION_HELP, EXIT_HELP } from "./command-help.js";
@@ -21,6 +21,14 @@ export function addInvokeCommands(program: Command, { io, setExitCode }: Command
     .addOption(environmentOption())
     .option("-c, --constructor <json>", "constructor parameters as JSON (an object by field name, or an array)")
     .option("--native", 'arguments and --constructor are native SchemaValue JSON ({"kind":..,"value":..})', false)
+    .addOption(
+      new Option(
+        "--input <format>",
+        "lines of a stream parameter's input: auto: a stream<string> one raw line per item, other items one JSON value per line; json: every line JSON, a stream<string>'s a JSON string (\"a\\nb\": one item with a newline); bytes raw either way",
+      )
+        .choices(["auto", "json"])
+        .default("auto"),
+    )
     .option("--idempotency-key <key>", "invocation idempotency key, 1 byte to 1 KiB of UTF-8 (default: a fresh UUID)", parseIdempotencyKey)
     .option("--phantom-id <uuid>", "phantom agent id")
     .option("--checkpoint <file>", "keep checkpoint v1 here, so `resume` can continue after a crash");
@@ -34,7 +42,8 @@ Arguments are plain JSON converted with the method's schema from the server's di
 (-3, -1E3, -.5, -Infinity) is an argument, never an option; any other argument that starts with -
 goes after --.
 A stream parameter takes "-" (stdin) or a file to read: raw bytes for stream<u8> and stream<binary>,
-one item per line for stream<string>. Stdin feeds one stream; give the others files (<(command) too). Output: a result with a single output stream prints it bare (strings one per
+one item per line for stream<string> (with --input json a JSON string per line, which may hold \\n),
+one JSON value per line for other items. Stdin feeds one stream; give the others files (<(command) too). Output: a result with a single output stream prints it bare (strings one per
 line, bytes raw, other items one JSON value per line; the rest of the result on stderr, or nowhere
 with --result none); several streams print one JSON line per item ({"stream":name,"item":value})
 and the result last. --output lines always uses those lines; --output json prints one JSON event
@@ -48,6 +57,7 @@ Examples:
   $ golem-stream invoke echo digest -c '{"name":"me"}' - < big.iso
   $ printf 'one\\ntwo\\n' | golem-stream invoke echo split -c '{"name":"me"}' -
   $ golem-stream invoke echo reverse -c '["me"]' - < lines.txt | sort
+  $ printf '"one\\\\ntwo"\\n' | golem-stream invoke echo reverse -c '["me"]' --input json --output lines -
   $ golem-stream invoke echo count -c '{"name":"me"}' 10 100 --checkpoint count.ckpt
   $ golem-stream invoke echo blobs -c '{"name":"me"}' 1 4096 > blob.bin
   $ golem-stream invoke echo count --native -c '{"kind":"record","value":{"fields":[{"kind":"string","value":"me"}]}}' \\

@@ -52,7 +52,7 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
   const connection = resolveConnection(options, io.env);
   const catalogue = await fetchCatalogueWithRetries(connection, options, io);
   const { agentType, method } = findMethod(catalogue, target.agentType, target.method, typesCommand({ ...options, url: connection.url }));
-  const argumentOptions = { native: options.native };
+  const argumentOptions = { native: options.native, input: options.input };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   // `-` with stdin on the terminal: a person types the input there, and redrawn bars would
   // overwrite each line as it is typed.
