@@ -42,6 +42,8 @@ export class Membership {
   readonly #lostClaims: LostClaims;
   /** False once the database has no `nodes.incarnation` (schema.ts: a role that cannot add it). */
   #incarnations = true;
+  /** The catalogue fingerprint this node recorded, written again by each heartbeat. */
+  #catalogue: string | undefined;
 
   constructor(nodeId: string, sql: Statements, connections: Connections, checkOpen: () => void, markers: string) {
     this.#nodeId = nodeId;
@@ -85,6 +87,7 @@ export class Membership {
           ttlMs,
           LOG_FORMAT,
           this.#incarnation,
+          this.#catalogue ?? null,
         ]);
         return row?.previous ?? undefined;
       } catch (error) {
@@ -236,6 +239,7 @@ export class Membership {
   }
 
   async setCatalogue(fingerprint: string): Promise<void> {
+    this.#catalogue = fingerprint;
     await this.#connections.readOnce(this.#sql.setCatalogue, [this.#nodeId, fingerprint]);
   }
 

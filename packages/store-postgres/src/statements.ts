@@ -207,11 +207,15 @@ export function statements(s: string) {
     heartbeat: `INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3)
       ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format`,
     // The heartbeat, saying which process renewed the lease before this one (the row as it was:
-    // a data-modifying statement's CTEs see the snapshot from before it).
+    // a data-modifying statement's CTEs see the snapshot from before it). It writes this node's
+    // catalogue fingerprint too ($5, when it has recorded one): a row another process of the node
+    // id deleted (its `leave`) is written anew with it, not without, which the catalogue check
+    // would skip for good.
     heartbeatAs: `WITH before AS (SELECT incarnation FROM ${s}.nodes WHERE node_id = $1)
-      INSERT INTO ${s}.nodes (node_id, lease_expires_at, log_format, incarnation) VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3, $4)
+      INSERT INTO ${s}.nodes AS n (node_id, lease_expires_at, log_format, incarnation, catalogue)
+        VALUES ($1, clock_timestamp() + $2 * interval '1 millisecond', $3, $4, $5)
       ON CONFLICT (node_id) DO UPDATE SET lease_expires_at = EXCLUDED.lease_expires_at, log_format = EXCLUDED.log_format,
-        incarnation = EXCLUDED.incarnation
+        incarnation = EXCLUDED.incarnation, catalogue = COALESCE(EXCLUDED.catalogue, n.catalogue)
       RETURNING (SELECT incarnation FROM before) AS previous`,
     // Only sessions whose row and every stream row this claim can lock now (SKIP LOCKED): one a
     // stalled former owner (or another claimer) holds a lock on is left for a later claim, and

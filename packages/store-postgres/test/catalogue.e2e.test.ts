@@ -66,3 +66,29 @@ it("a database whose node table has no catalogue column gets it at open, and kee
     await client.end();
   }
 });
+
+it("a second process of the node id that leaves takes the row with it, and the next heartbeat of the one still running writes its fingerprint back", async () => {
+  const schema = freshSchema();
+  const running = await connect({ schema, nodeId: "node-a" });
+  const second = await connect({ schema, nodeId: "node-a" });
+  const other = await connect({ schema, nodeId: "node-b" });
+  await running.heartbeat(60_000);
+  await running.setCatalogue("a".repeat(64));
+  await second.heartbeat(60_000);
+  await second.leave();
+  expect(await other.liveCatalogues()).toEqual([]);
+  await running.heartbeat(60_000);
+  expect(await other.liveCatalogues()).toEqual([{ nodeId: "node-a", fingerprint: "a".repeat(64) }]);
+});
+
+it("a heartbeat before any fingerprint was recorded keeps the one in the row", async () => {
+  const schema = freshSchema();
+  const first = await connect({ schema, nodeId: "node-a" });
+  const other = await connect({ schema, nodeId: "node-b" });
+  await first.heartbeat(60_000);
+  await first.setCatalogue("c".repeat(64));
+  // A process of the node id that has not recorded one yet (a restart, before its check).
+  const restarted = await connect({ schema, nodeId: "node-a" });
+  await restarted.heartbeat(60_000);
+  expect(await other.liveCatalogues()).toEqual([{ nodeId: "node-a", fingerprint: "c".repeat(64) }]);
+});
