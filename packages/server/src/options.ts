@@ -177,7 +177,9 @@ export interface ServerLimits {
    * Connections the listener `listen` opens may hold that are not session
    * sockets: requests being read or answered, idle keep-alive connections,
    * upgrades waiting for their authentication (default 1024). One more is
-   * answered `overloaded` (HTTP 503) and closed at once. Each such
+   * answered `overloaded` (HTTP 503) and closed, but for a `/healthz` or
+   * `/metrics` request sent within a second, answered before the connection
+   * closes (a busy server is alive). Each such
    * connection is bounded in time, this bounds how many a client opening
    * them faster than they time out can hold. Session sockets count in
    * `maxConnections` instead. A server handed to `attach` is its owner's to

@@ -34,7 +34,7 @@ import { RetentionSweep } from "./sessions/retention-sweep.js";
 import { isClusterStore } from "./store/cluster-store.js";
 import { CatalogueDriftError } from "./cluster/catalogue-check.js";
 import { LeaseKeeper } from "./cluster/lease-keeper.js";
-import type { OperationsEndpoints, Readiness } from "./observability/http-endpoints.js";
+import { probePaths, type OperationsEndpoints, type Readiness } from "./observability/http-endpoints.js";
 import { logObserver } from "./observability/log-observer.js";
 import { PrometheusMetrics } from "./observability/prometheus-metrics.js";
 import { composeObservers, type PartialObserver, type ServerObserver } from "./observability/server-observer.js";
@@ -262,12 +262,13 @@ class NodeSessionServer implements SessionServer {
   async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
     await this.ready;
     await this.#catalogueVerified;
-    const { server, becameSession } = createHttpListener(
+    const { server, becameSession, onUpgrade } = createHttpListener(
       (req, res) => void routeRequest(this.#routes, req, res, true),
       this.#limits,
       () => this.#observer.attachRejected("overloaded", "connection"),
+      probePaths(this.#routes.operations),
     );
-    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    onUpgrade((req, socket, head) => {
       void this.#endpoint.upgrade(req, socket, head, true).then((session) => session && becameSession(socket));
     });
     this.#owned = server;

@@ -163,3 +163,39 @@ it("a refused upgrade whose client keeps its side of the connection open leaves 
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+it("over maxHttpConnections, /healthz and /metrics are still answered and their connection closed; /readyz, the catalogue and upgrades are refused", async () => {
+  running = await startMemoryServer({ limits: { maxHttpConnections: 1 }, metrics: true, healthEndpoints: true });
+  const held = await RawHttp.open(running.httpUrl);
+  expect((await held.get(CATALOGUE)).status).toBe(200);
+
+  const health = await RawHttp.open(running.httpUrl);
+  const healthz = await health.getAndClose("/healthz");
+  expect(healthz).toMatch(/^HTTP\/1\.1 200 /);
+  expect(healthz).toContain('{"status":"ok"}');
+  const scrape = await RawHttp.open(running.httpUrl);
+  const metrics = await scrape.getAndClose("/metrics");
+  expect(metrics).toMatch(/^HTTP\/1\.1 200 /);
+
+  // A probe connection carries one request: it cannot serve as a way around the budget.
+  for (const path of ["/readyz", CATALOGUE]) {
+    const over = await RawHttp.open(running.httpUrl);
+    const answer = await over.get(path);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: "overloaded" });
+    await over.closed;
+  }
+  const upgrade = await RawHttp.open(running.httpUrl);
+  upgrade.socket.write(
+    "GET /v1/session HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+      `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer ${ALICE}\r\n\r\n`,
+  );
+  expect((await upgrade.answer()).status).toBe(503);
+  await upgrade.closed;
+  // A connection over the budget that sends nothing is refused once its short grace is over.
+  const silent = await RawHttp.open(running.httpUrl);
+  expect((await silent.answer()).status).toBe(503);
+
+  const final = await held.getAndClose("/metrics");
+  expect(sample(final, "golem_stream_attachment_rejections_total", { code: "overloaded", operation: "connection" })).toBe(4);
+});

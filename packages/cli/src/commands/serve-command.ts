@@ -188,7 +188,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     .addOption(
       new Option(
         "--max-http-connections <n>",
-        "connections that are not (yet) session connections: HTTP requests, idle keep-alive, upgrades being authenticated; more are refused with 503 overloaded (default: 1024)",
+        "connections that are not (yet) session connections: HTTP requests, idle keep-alive, upgrades being authenticated; more are refused with 503 overloaded, but for /healthz and /metrics (default: 1024)",
       ).argParser(parseCount(1, 10_000_000)),
     )
     .addOption(

@@ -35,6 +35,16 @@ export function isOperationsPath(pathname: string, endpoints: OperationsEndpoint
   );
 }
 
+/**
+ * The enabled endpoints answered even over `limits.maxHttpConnections`:
+ * liveness and the scrape must not fail because the server is busy. Not
+ * `/readyz`: a node at its connection budget is rightly not ready for more,
+ * and the `overloaded` answer tells the load balancer so.
+ */
+export function probePaths(endpoints: OperationsEndpoints): ReadonlySet<string> {
+  return new Set([...(endpoints.health ? [HEALTH_PATH] : []), ...(endpoints.registry === undefined ? [] : [METRICS_PATH])]);
+}
+
 /** Answers the request if it is for an enabled operations endpoint; returns whether it did. */
 export async function handleOperationsRequest(
   pathname: string,

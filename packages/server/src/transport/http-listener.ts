@@ -10,7 +10,8 @@ import { createServer, type IncomingMessage, type RequestListener, type Server }
 import type { Duplex } from "node:stream";
 import { ProtocolError } from "@golem-stream/wire";
 import { ConnectionGate } from "./connection-gate.js";
-import { answerAndClose, rawErrorResponse } from "./http-handshake.js";
+import { answerAndClose, rawErrorResponse, rejectUpgrade, sendHttpError } from "./http-handshake.js";
+import { isProbeRequest, ProbeReserve } from "./probe-reserve.js";
 
 /**
  * Largest request head read. Above the server's own bounds on what it reads
@@ -36,18 +37,28 @@ export interface HttpListener {
   readonly server: Server;
   /** The connection became a session socket: it no longer counts in `maxHttpConnections`. */
   becameSession(socket: Duplex): void;
+  /** Handles upgrades, but for those of connections over the budget: they are refused `overloaded`. */
+  onUpgrade(handler: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void;
 }
 
 /**
  * An HTTP server whose requests must arrive whole within
  * `httpRequestTimeoutMs`, answered by `listener`, holding at most
  * `maxHttpConnections` connections that are not session sockets: one more is
- * answered `overloaded` (503) in the envelope and closed at once, and
- * `refused` is told.
+ * answered `overloaded` (503) in the envelope and closed, and `refused` is
+ * told. A request for one of `probePaths` is the exception
+ * (`probe-reserve.ts`): it is answered over the budget too, then its
+ * connection closes.
  */
-export function createHttpListener(listener: RequestListener, limits: HttpListenerLimits, refused: () => void = () => {}): HttpListener {
+export function createHttpListener(
+  listener: RequestListener,
+  limits: HttpListenerLimits,
+  refused: () => void = () => {},
+  probePaths: ReadonlySet<string> = new Set(),
+): HttpListener {
   const requestTimeoutMs = limits.httpRequestTimeoutMs;
   const gate = new ConnectionGate(limits.maxHttpConnections);
+  const reserve = new ProbeReserve(requestTimeoutMs);
   const server = createServer(
     {
       headersTimeout: requestTimeoutMs,
@@ -58,6 +69,14 @@ export function createHttpListener(listener: RequestListener, limits: HttpListen
     (request, response) => {
       // No route reads a request body: one that brings one must not keep its connection for it.
       if (bringsBody(request)) response.shouldKeepAlive = false;
+      if (reserve.holds(request.socket)) {
+        response.shouldKeepAlive = false;
+        if (!reserve.take(request.socket) || !isProbeRequest(request, probePaths)) {
+          refused();
+          sendHttpError(response, overloadedError());
+          return;
+        }
+      }
       listener(request, response);
     },
   );
@@ -66,16 +85,37 @@ export function createHttpListener(listener: RequestListener, limits: HttpListen
   // ends that parser as any closed connection does.
   server.on("connection", (socket: Duplex) => {
     if (gate.admit(socket)) return;
-    refused();
-    refuseConnection(socket);
+    const refuse = (): void => {
+      refused();
+      refuseConnection(socket);
+    };
+    if (probePaths.size > 0 && reserve.admit(socket, refuse)) return;
+    refuse();
   });
-  return { server, becameSession: (socket) => gate.release(socket) };
+  return {
+    server,
+    becameSession: (socket) => gate.release(socket),
+    onUpgrade: (handler) =>
+      server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+        if (!reserve.holds(socket)) {
+          handler(request, socket, head);
+          return;
+        }
+        reserve.take(socket);
+        refused();
+        rejectUpgrade(socket, overloadedError());
+      }),
+  };
+}
+
+function overloadedError(): ProtocolError {
+  return new ProtocolError("overloaded", "the server holds as many connections as it may; retry later");
 }
 
 /** An answer before any request: the client may not have sent one yet, and nothing of it is read. */
 function refuseConnection(socket: Duplex): void {
   socket.on("error", () => undefined);
-  answerAndClose(socket, rawErrorResponse(new ProtocolError("overloaded", "the server holds as many connections as it may; retry later")));
+  answerAndClose(socket, rawErrorResponse(overloadedError()));
 }
 
 function bringsBody(request: IncomingMessage): boolean {
