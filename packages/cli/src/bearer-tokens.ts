@@ -103,6 +103,19 @@ export async function resolveServeTokens(sources: TokenSources, dataDir: string,
 }
 
 /**
+ * A cluster node is given its credentials: a token generated into one node's
+ * data directory is known to that node alone, so every other node would
+ * refuse it (401), and a client resuming at another node would fail.
+ */
+export function checkClusterCredentials(sources: TokenSources, jwks: string | undefined): void {
+  const given = sources.flags.length > 0 || (sources.env !== undefined && sources.env !== "") || sources.file !== undefined;
+  if (given || jwks !== undefined) return;
+  throw usageError(
+    "a cluster node generates no token (the other nodes would refuse it): give every node the same --token-file FILE (or --token, $GOLEM_STREAM_TOKEN) or --jwt-jwks",
+  );
+}
+
+/**
  * The tokens as `startEmbeddedServer` takes them: a grouped one with its
  * account (also when `--token` gives it too: the file says where it
  * belongs), every other alone.

@@ -3,7 +3,8 @@
  * the command line (visible in `ps`) and a token shorter than 16 characters
  * are warned about, a keyring or token file readable by group or others is
  * warned about, and refused with `--strict-permissions`. Well kept
- * credentials get no warning.
+ * credentials get no warning. A cluster node is refused without credentials
+ * given: the token it would generate no other node knows.
  */
 import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -91,3 +92,20 @@ it("keeps the principal secret next to the keyring (cluster nodes share it with 
   expect(statSync(join(dir, "principal-secret")).size).toBe(32);
   expect(existsSync(join(state, "principal-secret"))).toBe(false);
 });
+
+it("a cluster node without --token, --token-file, $GOLEM_STREAM_TOKEN or --jwt-jwks is a usage error, before anything connects or is written", async () => {
+  const dataDir = join(scratchDir(), "node");
+  // Nothing listens on port 1: had the node tried to connect, the error would name the store.
+  const result = await run(["serve", "--port", "0", "--store", "postgres://u@127.0.0.1:1/db", "--data-dir", dataDir]);
+  expect(result.code).toBe(EXIT.usage);
+  expect(result.stderr).toMatch(
+    /^golem-stream: a cluster node generates no token \(the other nodes would refuse it\): give every node the same --token-file FILE \(or --token, \$GOLEM_STREAM_TOKEN\) or --jwt-jwks$/m,
+  );
+  expect(existsSync(join(dataDir, "bearer-token"))).toBe(false);
+  // A token from the environment is one every node can be given: the node goes on to its store.
+  const withToken = await run(["serve", "--port", "0", "--store", "postgres://u@127.0.0.1:1/db", "--data-dir", dataDir], {
+    env: { GOLEM_STREAM_TOKEN: "a-token-every-node-is-given" },
+  });
+  expect(withToken.code).toBe(EXIT.usage);
+  expect(withToken.stderr).toMatch(/cannot use the store postgres:\/\/u@127\.0\.0\.1:1\/db/);
+}, 30_000);

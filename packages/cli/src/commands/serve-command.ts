@@ -233,7 +233,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   token is its own account (idempotency keys are per account); a token file line ACCOUNT: TOKEN
   puts the token in that account with the other tokens of it (docs/operations.md, Authentication).
   With none of them (and no --jwt-jwks), a random token is created on first start and kept in
-  <data-dir>/bearer-token. With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
+  <data-dir>/bearer-token; a cluster node (--store) refuses to start instead (exit 2). With --jwt-jwks, bearer JWTs are accepted too (static tokens only if given):
   signed RS256, ES256 or EdDSA by a key of the JWKS, with the --jwt-issuer and --jwt-audience, not
   expired. The caller is the sub claim, its account the iss claim (--jwt-principal-claim,
   --jwt-account-claim). A refused token gets 401 unauthenticated; a caller its

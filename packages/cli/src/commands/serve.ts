@@ -27,7 +27,7 @@ import type { AgentHost, Catalogue, EmbeddedServer, SessionStore } from "@golem-
 import { loadAgentsModule } from "../agents-module.js";
 import { describeServedAgents, type ServedAgents } from "./serve-agents.js";
 import type { Keyring } from "@golem-stream/tokens";
-import { resolveServeTokens, staticTokens } from "../bearer-tokens.js";
+import { checkClusterCredentials, resolveServeTokens, staticTokens } from "../bearer-tokens.js";
 import { jwtAuthentication } from "../jwt-authentication.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
@@ -97,6 +97,7 @@ function clusterSettings(options: ServeOptions, io: CliIo): ClusterSettings | un
     return undefined;
   }
   const store = parseStoreUrl(text, options.store === undefined ? "GOLEM_STREAM_STORE" : "--store");
+  checkClusterCredentials({ flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile }, options.jwtJwks);
   const nodeId = options.nodeId ?? defaultNodeId();
   if (!NODE_ID.test(nodeId)) throw usageError("--node-id: 1..100 of A-Z a-z 0-9 . _ - (starting with a letter or digit)");
   return {
