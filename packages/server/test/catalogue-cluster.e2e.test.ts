@@ -15,9 +15,11 @@ import {
   createSessionServer,
   defineAgentType,
   implement,
+  silentLogger,
   t,
   type AgentHost,
   type Catalogue,
+  type Logger,
   type SessionServer,
 } from "../src/index.js";
 import { MemoryCluster } from "../src/store/index.js";
@@ -101,6 +103,7 @@ describe("nodes of one cluster compare catalogues before joining", () => {
     fingerprint: string,
     allowCatalogueDrift = false,
     leaseTtlMs = 10_000,
+    logger?: Logger,
   ): SessionServer {
     const server = createSessionServer({
       store: cluster.node(id),
@@ -109,6 +112,7 @@ describe("nodes of one cluster compare catalogues before joining", () => {
       authenticator: () => undefined,
       healthEndpoints: true,
       cluster: { catalogue: fingerprint, allowCatalogueDrift, leaseTtlMs },
+      ...(logger === undefined ? {} : { logger }),
     });
     servers.push(server);
     return server;
@@ -156,6 +160,25 @@ describe("nodes of one cluster compare catalogues before joining", () => {
       timeout: 10_000,
       interval: 50,
     });
+  });
+
+  it("a node that did not allow drift reports a node that joined allowing it, in /readyz and its log, without saying it allowed it", async () => {
+    const cluster = new MemoryCluster();
+    const warnings: { message: string; fields: Record<string, unknown> | undefined }[] = [];
+    const logger: Logger = { ...silentLogger, warn: (message, fields) => warnings.push({ message, fields }) };
+    // Short leases: a heartbeats (and re-checks) every 100 ms.
+    const a = node(cluster, "a", host, fingerprintV1, false, 300, logger);
+    await a.listen();
+    await node(cluster, "b", host, fingerprintV2, true).listen();
+    await vi.waitFor(
+      async () => expect((await a.readiness()).details?.catalogue?.differing).toEqual([{ node: "b", fingerprint: fingerprintV2 }]),
+      {
+        timeout: 10_000,
+        interval: 50,
+      },
+    );
+    const drift = warnings.find((warning) => warning.fields?.["event"] === "cluster.catalogue-drift");
+    expect(drift?.message).toBe("live nodes serve another catalogue (they joined allowing drift; this node does not allow it)");
   });
 
   it("a store that cannot record catalogues: the node starts unchecked and logs that it is", async () => {

@@ -38,7 +38,11 @@ export class CatalogueDriftError extends Error {
 export interface CatalogueDetails {
   /** This node's catalogue fingerprint. */
   readonly fingerprint: string;
-  /** Live nodes serving another catalogue (only ever non-empty with drift allowed). */
+  /**
+   * Live nodes serving another catalogue: non-empty only once a node joined
+   * with drift allowed, at that node and (as it joined after them) at the
+   * nodes that did not allow it.
+   */
   readonly differing: readonly { readonly node: string; readonly fingerprint: string }[];
 }
 
@@ -117,7 +121,10 @@ export class CatalogueCheck {
         fingerprint: short(this.#fingerprint),
       });
     } else {
-      this.#logger.warn("live nodes serve another catalogue (allowed drift)", {
+      // A node that did not allow drift still says so: another joined allowing it, and an
+      // operator watching this node should learn of it too; but not that this node allowed it.
+      const why = this.#allowDrift ? "(allowed drift)" : "(they joined allowing drift; this node does not allow it)";
+      this.#logger.warn(`live nodes serve another catalogue ${why}`, {
         event: "cluster.catalogue-drift",
         fingerprint: short(this.#fingerprint),
         nodes: differing.map((node) => `${node.nodeId} (${short(node.fingerprint)})`).join(", "),
