@@ -2,7 +2,8 @@
  * `serve --store` (or `$GOLEM_STREAM_STORE`): where a cluster keeps its
  * sessions. Only PostgreSQL URLs, checked strictly before anything connects:
  * `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]` (or
- * `postgresql://`). The password may also come from `$PGPASSWORD`.
+ * `postgresql://`). The password may also come from `$PGPASSWORD` or the
+ * password file (`$PGPASSFILE`, default `~/.pgpass`), as the store looks it up.
  *
  * Nothing here ever puts the password in a message: errors describe the
  * problem without quoting the value, and `shown` is the URL without it.

@@ -46,6 +46,7 @@ import { appendGroupStatement } from "./append-group.js";
 import { ChangeFeed, encodeNote } from "./change-feed.js";
 import { replayChanges } from "./replay-changes.js";
 import { connectionSettings } from "./connection-settings.js";
+import { connectionTarget } from "./connection-target.js";
 import { Connections } from "./connections.js";
 import * as journal from "./journal.js";
 import * as logs from "./log-appends.js";
@@ -123,11 +124,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     const outageClock = options.outageClock ?? SYSTEM_OUTAGE_CLOCK;
     this.#connections = new Connections({
-      config: {
-        ...options.pool,
-        ...connectionSettings(options, options.pool),
-        ...(options.connectionString === undefined ? {} : { connectionString: options.connectionString }),
-      },
+      config: { ...connectionTarget(options.connectionString, options.pool), ...connectionSettings(options, options.pool) },
       onError: (error) => this.#onError(error),
       outageGraceMs,
       outageClock,
