@@ -6,11 +6,12 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { Keyring } from "@golem-stream/tokens";
 import { SESSION_PATH, SUBPROTOCOL, encodeBearerSubprotocol } from "@golem-stream/wire";
 import { EXIT } from "../src/exit-codes.js";
 import { itemsOf, run, scratchDir, start, startServe, TOKEN, waitFor } from "./support/processes.js";
 
-it("generates a token on first start, keeps it in the data directory, and says how to use it", async () => {
+it("generates a token on first start, keeps it in the data directory, says how to use it, and names the signing key", async () => {
   const dataDir = join(scratchDir(), "state");
   const server = start(["serve", "--port", "0", "--data-dir", dataDir]);
   await waitFor(server, () => /Stop with Ctrl-C/.test(server.stdout().toString()), "serve printed its instructions");
@@ -20,6 +21,9 @@ it("generates a token on first start, keeps it in the data directory, and says h
   const token = readFileSync(tokenFile, "utf8").trim();
   expect(out).toContain(`GOLEM_STREAM_TOKEN=$(cat ${tokenFile})`);
   expect(out).not.toContain(token);
+  // The keyring the server created in the data directory, named as with --keyring or in a cluster.
+  const { activeKeyId } = Keyring.fromJSON(readFileSync(join(dataDir, "keyring.json"), "utf8"));
+  expect(out).toMatch(new RegExp(`^signing key ${activeKeyId}$`, "m"));
   const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0"], {
     env: { GOLEM_STREAM_URL: url, GOLEM_STREAM_TOKEN: token },
   });

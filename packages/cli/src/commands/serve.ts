@@ -35,7 +35,7 @@ import { announce, type CliIo } from "../io/cli-io.js";
 import { createLogger, type CliLogger } from "../io/logger.js";
 import { logUnhandledRejections } from "./serve-process-errors.js";
 import { browserAccess, loadConsole } from "./serve-browser.js";
-import { describeKeyRoles, KEYRING_FILE, loadOrCreateKeyringFile } from "../keyring-file.js";
+import { describeKeyRoles, KEYRING_FILE, loadOrCreateKeyringFile, readKeyringFile } from "../keyring-file.js";
 import { loadServer, loadStorePostgres } from "../optional-packages.js";
 import { defaultDataDir } from "../paths.js";
 import { DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_LEASE_TTL_MS } from "../options.js";
@@ -267,7 +267,9 @@ async function serveWith(
       : tokens.length === 0
         ? "<a JWT of the issuer>"
         : "<one of the tokens you gave>";
-  const keyRoles = keyring === undefined ? [] : [describeKeyRoles(keyring)];
+  // Without --keyring the SQLite server keeps its own in the data directory: read back, it names the signing key too.
+  const shownKeyring = keyring ?? (await readKeyringFile(join(dataDir, KEYRING_FILE)));
+  const keyRoles = shownKeyring === undefined ? [] : [describeKeyRoles(shownKeyring)];
   const where =
     cluster === undefined
       ? [`data directory ${dataDir}`, ...(keyringPath === undefined ? [] : [`keyring ${keyringPath}`]), ...keyRoles]
