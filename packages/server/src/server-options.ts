@@ -102,7 +102,8 @@ export interface ClusterOptions {
   /**
    * How long a node's lease lasts without a heartbeat (default 10 s). A node
    * heartbeats every third of it; when an owner's lease lapses, another node
-   * claims its running invocations within half of it and fails them, once
+   * claims its running invocations within half of it (re-running those of
+   * replayable methods, failing the others), once
    * that node has itself renewed its lease without a break for a full TTL
    * (so an outage of the store that lapsed every lease claims nothing:
    * docs/cluster.md, *Store outages*).

@@ -105,7 +105,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     .addOption(
       new Option(
         "--drain-timeout <duration>",
-        "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before they are failed (default: 30s)",
+        "with --store: on SIGTERM/SIGINT, how long this node's invocations may run before replayable ones are left to other nodes to run again and the rest are failed (default: 30s)",
       ).argParser(parseBoundedDuration(1, 86_400_000, "at most 24h: 30s, 5m, 1h")),
     )
     .addOption(

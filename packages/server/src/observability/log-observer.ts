@@ -79,7 +79,10 @@ export function logObserver(logger: Logger): PartialObserver {
       if (!ok) logger.warn("lease heartbeat failed", { event: "cluster.heartbeat-failed" });
     },
     orphansClaimed: (count) =>
-      logger.warn("finished invocations of a node whose lease lapsed", { event: "cluster.orphans-claimed", count }),
+      logger.warn("claimed the invocations of a node whose lease lapsed: re-run when replayable, failed otherwise", {
+        event: "cluster.orphans-claimed",
+        count,
+      }),
     drainStarted: () => logger.info("draining", { event: "drain" }),
     principalLimitReached: (limit) => logger.info("refused a caller at its per-principal bound", { event: "principal.limit", limit }),
     connectionSilent: (reason) =>

@@ -181,7 +181,7 @@ export class PrometheusMetrics {
     });
     const orphans = new Counter({
       name: `${p}cluster_orphans_claimed_total`,
-      help: "Cluster mode: invocations of nodes whose lease lapsed that this node claimed and failed.",
+      help: "Cluster mode: invocations of nodes whose lease lapsed that this node claimed: re-run when replayable, failed otherwise.",
       registers,
     });
     const draining = new Gauge({ name: `${p}draining`, help: "1 once the server has started draining.", registers });

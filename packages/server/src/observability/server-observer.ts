@@ -122,7 +122,7 @@ export interface ServerObserver {
    * this node id's lease since this one's last heartbeat (two processes given one `nodeId`).
    */
   nodeIdShared(shared: boolean): void;
-  /** Cluster mode: invocations of nodes whose lease lapsed were claimed and failed. */
+  /** Cluster mode: invocations of nodes whose lease lapsed were claimed: re-run when replayable, failed otherwise. */
   orphansClaimed(count: number): void;
   /** The server started draining (it refuses new connections from now on). */
   drainStarted(): void;
