@@ -1,8 +1,9 @@
 /**
  * `serve --store` (or `$GOLEM_STREAM_STORE`): where a cluster keeps its
  * sessions. Only PostgreSQL URLs, checked strictly before anything connects:
- * `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE]` (or
- * `postgresql://`). The password may also come from `$PGPASSWORD` or the
+ * `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`),
+ * with libpq's TLS parameters `sslmode`, `sslrootcert`, `sslcert` and
+ * `sslkey` only (the store applies them as libpq does). The password may also come from `$PGPASSWORD` or the
  * password file (`$PGPASSFILE`, default `~/.pgpass`), as the store looks it up.
  *
  * Nothing here ever puts the password in a message: errors describe the
@@ -19,7 +20,9 @@ export interface StoreUrl {
   readonly password: string | undefined;
 }
 
-const SSL_MODES = ["disable", "prefer", "require", "no-verify", "verify-ca", "verify-full"];
+/** The store's modes (`tls-settings.ts` of store-postgres): libpq's but `allow`, and `pg`'s `no-verify`. */
+const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "no-verify"];
+const TLS_FILES = ["sslrootcert", "sslcert", "sslkey"];
 const IDENTIFIER = /^[A-Za-z0-9_.-]{1,63}$/;
 
 /** Parses a `--store` value; `source` names where it came from in messages. */
@@ -57,8 +60,17 @@ export function parseStoreUrl(text: string, source: string): StoreUrl {
   if (!IDENTIFIER.test(database)) throw fail("the database must be 1..63 of A-Z a-z 0-9 _ . -");
   if (url.hash !== "") throw fail("a fragment (#...) is not allowed");
   for (const [name, value] of url.searchParams) {
-    if (name !== "sslmode") throw fail(`unknown parameter ${JSON.stringify(name)}; only sslmode is allowed`);
-    if (!SSL_MODES.includes(value)) throw fail(`sslmode must be one of ${SSL_MODES.join(", ")}`);
+    if (name === "sslmode") {
+      if (value === "allow") throw fail("sslmode=allow is not supported (it tries without TLS first): use prefer, disable or require");
+      if (!SSL_MODES.includes(value)) throw fail(`sslmode must be one of ${SSL_MODES.join(", ")}`);
+    } else if (TLS_FILES.includes(name)) {
+      if (value === "") throw fail(`${name} needs a file`);
+    } else if (name === "uselibpqcompat") {
+      // pg's warning about sslmode suggests it; the store's sslmode is libpq's already.
+      throw fail("uselibpqcompat is not needed: sslmode already means what it means to libpq");
+    } else {
+      throw fail(`unknown parameter ${JSON.stringify(name)}; only sslmode, sslrootcert, sslcert and sslkey are allowed`);
+    }
   }
   const port = url.port === "" ? "" : `:${url.port}`;
   const query = url.search;

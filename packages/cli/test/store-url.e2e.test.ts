@@ -23,6 +23,19 @@ it("accepts postgres:// and postgresql:// URLs with a user, a host and a databas
   expect(parseStoreUrl("POSTGRES://golem:p%40ss@h/db", "--store").password).toBe("p@ss");
 });
 
+it("takes libpq's TLS parameters, and says why it refuses allow and uselibpqcompat", () => {
+  const tls = "postgres://golem@db/sessions?sslmode=verify-full&sslrootcert=/etc/ca.crt&sslcert=/etc/c.crt&sslkey=/etc/c.key";
+  expect(parseStoreUrl(tls, "--store").connectionString).toBe(tls);
+  for (const sslmode of ["disable", "prefer", "require", "verify-ca", "verify-full"]) {
+    expect(parseStoreUrl(`postgres://golem@db/sessions?sslmode=${sslmode}`, "--store").shown).toContain(sslmode);
+  }
+  expect(() => parseStoreUrl("postgres://golem@db/sessions?sslmode=allow", "--store")).toThrow(/sslmode=allow is not supported/);
+  expect(() => parseStoreUrl("postgres://golem@db/sessions?uselibpqcompat=true&sslmode=require", "--store")).toThrow(
+    /uselibpqcompat is not needed: sslmode already means what it means to libpq/,
+  );
+  expect(() => parseStoreUrl("postgres://golem@db/sessions?sslrootcert=", "--store")).toThrow(/sslrootcert needs a file/);
+});
+
 it("refuses anything else with a usage error that never quotes the value", () => {
   const bad = [
     "pg://u:pw-secret@h/db",

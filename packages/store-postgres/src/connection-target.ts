@@ -1,7 +1,8 @@
 /**
  * Where and as whom every connection of a store connects: the connection
  * string, parsed by the `pg-connection-string` that `pg` itself uses, over
- * `pool`'s settings; and the password, looked up as libpq does.
+ * `pool`'s settings; the password, looked up as libpq does; and TLS, as
+ * libpq's `sslmode` (`tls-settings.ts`).
  *
  * The password is given to `pg` as a function, asked only when the server
  * wants one: the connection string's, else `PGPASSWORD`, else the password
@@ -12,6 +13,7 @@
  */
 import { createRequire } from "node:module";
 import type pg from "pg";
+import { takeTlsParameters, tlsSettings } from "./tls-settings.js";
 
 /** `pg`'s own copies of its helpers, not ones of ours: the same parsing and the same file rules as `pg`. */
 const fromPg = createRequire(createRequire(import.meta.url).resolve("pg"));
@@ -30,22 +32,31 @@ interface ConnectionParameters {
 
 type PasswordFile = (connection: ConnectionParameters, found: (password: string | undefined) => void) => void;
 
+export interface ConnectionTarget {
+  readonly config: pg.ClientConfig;
+  /** `sslmode=prefer`: a server that does not offer TLS is connected to without it (`Connections`). */
+  readonly preferTls: boolean;
+}
+
 /**
  * The settings of `connectionString` (else `pool.connectionString`) over the rest of `pool`, with
- * a password function in place of a password that is missing. No `connectionString` goes to `pg`:
- * it would parse it again over these, and its missing password over the function.
+ * a password function in place of a password that is missing, and an explicit `ssl`. No
+ * `connectionString` goes to `pg`: it would parse it again over these, its missing password over
+ * the function and its `sslmode` its own way.
  */
-export function connectionTarget(connectionString: string | undefined, pool: pg.PoolConfig = {}): pg.ClientConfig {
+export function connectionTarget(connectionString: string | undefined, pool: pg.PoolConfig = {}): ConnectionTarget {
   const { connectionString: poolConnectionString, ...rest } = pool;
   const text = connectionString ?? poolConnectionString;
-  const fromUrl = text === undefined ? {} : parseUrl(text);
-  const target: pg.ClientConfig = { ...rest, ...fromUrl };
+  const { rest: withoutTls, parameters } = text === undefined ? { rest: undefined, parameters: {} } : takeTlsParameters(text);
+  const fromUrl = withoutTls === undefined ? {} : parseUrl(withoutTls);
+  const tls = tlsSettings(parameters, fromUrl.ssl ?? rest.ssl);
+  const target: pg.ClientConfig = { ...rest, ...fromUrl, ssl: tls.ssl };
   const given = fromUrl.password ?? rest.password;
-  if (typeof given === "function") return target;
+  if (typeof given === "function") return { config: target, preferTls: tls.prefer };
   const password = typeof given === "string" && given !== "" ? given : undefined;
   const lookUp = async (parameters: ConnectionParameters) => password ?? (await lookUpPassword(parameters));
   // pg passes the connection's parameters, which its types leave out.
-  return { ...target, password: lookUp as () => Promise<string> };
+  return { config: { ...target, password: lookUp as () => Promise<string> }, preferTls: tls.prefer };
 }
 
 function parseUrl(connectionString: string): pg.ClientConfig {

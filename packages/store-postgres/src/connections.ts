@@ -20,6 +20,8 @@ export interface CheckedOut {
 export interface ConnectionsOptions {
   /** Every connection's settings (the pool's, the writer's, the listener's). */
   readonly config: pg.ClientConfig;
+  /** `sslmode=prefer`: once the server says it does not offer TLS, connect without it. */
+  readonly preferTls?: boolean;
   readonly onError: (error: Error) => void;
   readonly outageGraceMs: number;
   readonly outageClock: OutageClock;
@@ -34,10 +36,20 @@ export class Connections {
   readonly #options: ConnectionsOptions;
   /** Run by the writer connection once connected (lz4 compression), decided at open. */
   writerSetup: string | undefined;
+  /** `sslmode=prefer`, and the server did not offer TLS: every later connection goes without. */
+  #plain = false;
 
   constructor(options: ConnectionsOptions) {
     this.#options = options;
-    this.pool = new pg.Pool({ ...options.config });
+    const plain = () => this.#plain;
+    // The pool makes each connection with the settings as they are then, TLS or not.
+    class PoolClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        // The pool keeps the password out of its settings' enumerable keys: a copy names it.
+        super(plain() ? { ...config, password: config?.password, ssl: false } : config);
+      }
+    }
+    this.pool = new pg.Pool({ ...options.config, Client: PoolClient });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
     this.pool.on("error", (error) => options.onError(error));
     // Every pooled connection is heard all its life, not only while idle (the pool's listener) or
@@ -51,12 +63,27 @@ export class Connections {
 
   /** A new connection of its own (the change feed's listener, the writer). */
   async client(): Promise<pg.Client> {
-    const client = new pg.Client({ ...this.#options.config });
-    client.on("error", (error) => this.#options.onError(error));
-    await client.connect().catch((error: unknown) => {
-      throw asStoreError(error);
-    });
-    return client;
+    for (;;) {
+      const client = new pg.Client(this.#plain ? { ...this.#options.config, ssl: false } : { ...this.#options.config });
+      client.on("error", (error) => this.#options.onError(error));
+      try {
+        await client.connect();
+        return client;
+      } catch (error) {
+        if (!this.#withoutTls(error)) throw asStoreError(error);
+      }
+    }
+  }
+
+  /**
+   * Whether to connect again without TLS after `error`: libpq's `prefer` when the server answered
+   * that it does not offer TLS. Decided once for the store's connections (its server is one).
+   */
+  #withoutTls(error: unknown): boolean {
+    if (this.#options.preferTls !== true || this.#plain) return false;
+    if (!(error instanceof Error) || error.message !== NO_TLS) return false;
+    this.#plain = true;
+    return true;
   }
 
   /** The writer's connection: every log row is written through it, so the compression setting goes here. */
@@ -79,7 +106,10 @@ export class Connections {
    * fails as well and is handled where it is made.
    */
   async checkOut(): Promise<CheckedOut> {
-    const connection = await this.pool.connect();
+    const connection = await this.pool.connect().catch((error: unknown) => {
+      if (this.#withoutTls(error)) return this.pool.connect();
+      throw error;
+    });
     const onError = (error: Error) => this.#options.onError(error);
     connection.on("error", onError);
     return {
@@ -112,12 +142,16 @@ export class Connections {
       try {
         return await query();
       } catch (error) {
+        if (this.#withoutTls(error)) continue;
         if (grace !== undefined && isUnavailable(error) && this.#options.isOpen() && (await grace.retry(error))) continue;
         throw asStoreError(error);
       }
     }
   }
 }
+
+/** `pg`'s error when the server answers a TLS request with no (libpq's `prefer` then goes on without). */
+const NO_TLS = "The server does not support SSL connections";
 
 /** A pooled connection's error while no other listener is on: its next statement fails and says it. */
 function heardElsewhere(): void {}

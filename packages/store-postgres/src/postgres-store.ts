@@ -123,8 +123,10 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#logCompression = logCompression;
     const outageGraceMs = checkOutageGraceMs(options.outageGraceMs);
     const outageClock = options.outageClock ?? SYSTEM_OUTAGE_CLOCK;
+    const target = connectionTarget(options.connectionString, options.pool);
     this.#connections = new Connections({
-      config: { ...connectionTarget(options.connectionString, options.pool), ...connectionSettings(options, options.pool) },
+      config: { ...target.config, ...connectionSettings(options, options.pool) },
+      preferTls: target.preferTls,
       onError: (error) => this.#onError(error),
       outageGraceMs,
       outageClock,

@@ -1,0 +1,100 @@
+/**
+ * TLS to PostgreSQL as libpq's `sslmode` defines it (what operators know), from
+ * the connection string's `sslmode`, `sslrootcert`, `sslcert` and `sslkey`,
+ * else the `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT` and `PGSSLKEY`
+ * variables. `pg` alone treats `prefer`, `require` and `verify-ca` as
+ * `verify-full` (and warns so), ignores the variables but `PGSSLMODE`, and
+ * never falls back to a plain connection.
+ *
+ * The mapping of each mode onto Node's TLS options is `pg-connection-string`'s
+ * libpq-compatible one (`useLibpqCompat`), which also reads the files; `pg` is
+ * then given that explicit `ssl` and never the raw `sslmode`, so it prints no
+ * warning. `prefer`'s fallback to a plain connection, for a server that does
+ * not offer TLS, is `Connections`' (it needs a second connection attempt).
+ */
+import { createRequire } from "node:module";
+import type pg from "pg";
+
+const fromPg = createRequire(createRequire(import.meta.url).resolve("pg"));
+
+interface PgConnectionString {
+  parse(text: string, options: { useLibpqCompat: boolean }): { ssl?: pg.ClientConfig["ssl"] };
+}
+
+/** The modes taken, libpq's but `allow`; `no-verify` is `pg`'s name for `require`. */
+export const SSL_MODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "no-verify"] as const;
+
+/** The parameters of a connection string that say how to use TLS, taken out of it here. */
+export const TLS_PARAMETERS = ["sslmode", "sslrootcert", "sslcert", "sslkey"] as const;
+
+type TlsParameters = Partial<Record<(typeof TLS_PARAMETERS)[number], string>>;
+
+export interface TlsSettings {
+  /** What `pg` is given (undefined: `pool.ssl`, as set). */
+  readonly ssl: pg.ClientConfig["ssl"] | undefined;
+  /** `prefer`: connect without TLS when the server does not offer it. */
+  readonly prefer: boolean;
+}
+
+/**
+ * The TLS settings for `fromUrl` (the connection string's parameters) over the environment's.
+ * Neither saying anything: `pool.ssl` when it is set, else libpq's default, `prefer`.
+ * Throws a `TypeError` naming the parameter for a mode not taken or a file that cannot be read.
+ */
+export function tlsSettings(fromUrl: TlsParameters, poolSsl: pg.ClientConfig["ssl"], env: NodeJS.ProcessEnv = process.env): TlsSettings {
+  const given = (name: (typeof TLS_PARAMETERS)[number]) => fromUrl[name] ?? nonEmpty(env[`PG${name.toUpperCase()}`]);
+  const parameters: TlsParameters = {};
+  for (const name of TLS_PARAMETERS) {
+    const value = given(name);
+    if (value !== undefined) parameters[name] = value;
+  }
+  if (Object.keys(parameters).length === 0 && poolSsl !== undefined) return { ssl: poolSsl, prefer: false };
+  // libpq: sslrootcert=system is the system's trusted roots, and makes verify-full the default.
+  const systemRoots = parameters.sslrootcert === "system";
+  if (systemRoots) delete parameters.sslrootcert;
+  const mode = parameters.sslmode === "no-verify" ? "require" : (parameters.sslmode ?? (systemRoots ? "verify-full" : "prefer"));
+  if (mode === "allow") {
+    throw new TypeError("sslmode=allow is not supported (it tries without TLS first): use prefer, or disable, or require");
+  }
+  if (!(SSL_MODES as readonly string[]).includes(mode)) {
+    throw new TypeError(`sslmode=${mode} is not a mode; use one of ${SSL_MODES.join(", ")}`);
+  }
+  if (systemRoots && mode !== "verify-full")
+    throw new TypeError(`sslrootcert=system needs sslmode=verify-full, not ${mode} (as with libpq)`);
+  if (mode === "disable") return { ssl: false, prefer: false };
+  const query = new URLSearchParams({ ...parameters, sslmode: mode });
+  let ssl: pg.ClientConfig["ssl"];
+  try {
+    ({ ssl } = (fromPg("pg-connection-string") as PgConnectionString).parse(`postgres://localhost/?${query.toString()}`, {
+      useLibpqCompat: true,
+    }));
+  } catch (error) {
+    throw new TypeError(`TLS settings (sslmode=${mode}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return { ssl: withoutUnset(ssl), prefer: mode === "prefer" };
+}
+
+/** `text` split into the connection string without its TLS parameters, and those parameters. */
+export function takeTlsParameters(text: string): { rest: string; parameters: TlsParameters } {
+  const start = text.indexOf("?");
+  if (start < 0) return { rest: text, parameters: {} };
+  const query = new URLSearchParams(text.slice(start + 1));
+  const parameters: TlsParameters = {};
+  for (const name of TLS_PARAMETERS) {
+    const value = query.get(name);
+    if (value !== null) parameters[name] = value;
+    query.delete(name);
+  }
+  const left = query.toString();
+  return { rest: text.slice(0, start) + (left === "" ? "" : `?${left}`), parameters };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** The options `pg-connection-string` left undefined dropped, as its `toClientConfig` does. */
+function withoutUnset(ssl: pg.ClientConfig["ssl"]): pg.ClientConfig["ssl"] {
+  if (typeof ssl !== "object") return ssl;
+  return Object.fromEntries(Object.entries(ssl).filter(([, value]) => value !== undefined && value !== null));
+}
