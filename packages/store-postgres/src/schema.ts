@@ -11,6 +11,7 @@
  */
 import type pg from "pg";
 import { applyLogStorage } from "./log-storage.js";
+import { createSchemaRefused, existing, INSUFFICIENT_PRIVILEGE, schemaRefused, type Grantee } from "./privileges.js";
 import type { StoreFeatures } from "./store-context.js";
 
 /** An identifier PostgreSQL takes unquoted: lower-case letters, digits, `_`, at most 63 bytes. */
@@ -161,11 +162,22 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export async function migrate(client: pg.ClientBase, schema: string): Promise<StoreFeatures> {
   const s = checkSchemaName(schema);
   await client.query("BEGIN");
+  let who: Grantee | undefined;
   try {
     await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [MIGRATION_LOCK, s]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
-      version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const found = await existing(client, s);
+    who = found;
+    // Each only when missing: CREATE … IF NOT EXISTS asks for CREATE on the database (the schema)
+    // or the schema (the table) even when it exists, and a role that does not own them needs neither.
+    if (!found.schema) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`).catch((error: unknown) => {
+        throw createSchemaRefused(error, s, found);
+      });
+    }
+    if (!found.migrations) {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+        version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    }
     const { rows } = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${s}.schema_migrations`);
     const current = rows[0]?.version ?? 0;
     if (current > SCHEMA_VERSION) {
@@ -183,7 +195,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<St
     return features;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
+    throw who === undefined ? error : schemaRefused(error, s, who);
   }
 }
 
@@ -238,6 +250,3 @@ async function missingColumns(client: pg.ClientBase, s: string): Promise<(typeof
   const present = new Set(rows.map((row) => `${row.table_name}.${row.column_name}`));
   return UNVERSIONED_COLUMNS.filter(({ table, column }) => !present.has(`${table}.${column}`));
 }
-
-/** SQLSTATE 42501: ALTER TABLE by a role that does not own the table. */
-const INSUFFICIENT_PRIVILEGE = "42501";

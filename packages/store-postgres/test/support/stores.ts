@@ -52,8 +52,8 @@ export async function withAdmin<R>(work: (client: pg.Client) => Promise<R>): Pro
 
 /**
  * Runs `work` with a connection string for a role that has every privilege a node's `open()`
- * needs (CREATE SCHEMA IF NOT EXISTS asks for CREATE on the database) on `schema`'s tables, but
- * does not own them, so it cannot alter them; the role is dropped afterwards.
+ * needs on `schema`'s tables, and more (CREATE on the database and the schema), but does not own
+ * them, so it cannot alter them; the role is dropped afterwards.
  */
 export async function asRoleNotOwning<R>(schema: string, work: (connectionString: string) => Promise<R>): Promise<R> {
   const role = `r_${schema}`;
