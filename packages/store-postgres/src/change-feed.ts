@@ -8,10 +8,16 @@
  * lost, so after every reconnect `onReconnect` runs: the store then tells
  * each subscriber, for its session, every change a write could have
  * published (see `PostgresSessionStore`), and subscribers re-read the store.
+ *
+ * A connection lost, or not made again, because PostgreSQL cannot be reached
+ * (`isUnavailable`: a restart, a cut network) goes to `onUnavailable`, with
+ * the wait before the next attempt: an outage is reported where the writer
+ * reports its own, not as one error per attempt. Any other error goes to
+ * `onError`.
  */
 import pg from "pg";
 import type { SessionChange, SessionChangeListener } from "@golem-stream/server/store";
-import { asStoreError } from "./store-error.js";
+import { asStoreError, isUnavailable } from "./store-error.js";
 
 /** Every kind of change, checked against `SessionChange` (a kind missing here was dropped by every node). */
 const KINDS: Record<SessionChange["kind"], true> = {
@@ -55,6 +61,7 @@ export class ChangeFeed {
   readonly #channel: string;
   readonly #onReconnect: (sessionIds: string[]) => Promise<void>;
   readonly #onError: (error: Error) => void;
+  readonly #onUnavailable: (error: Error, retryInMs: number) => void;
   readonly #listeners = new Map<string, Set<SessionChangeListener>>();
   #client: pg.Client | undefined;
   #retryMs = RETRY_FIRST_MS;
@@ -68,11 +75,13 @@ export class ChangeFeed {
     channel: string;
     onReconnect: (sessionIds: string[]) => Promise<void>;
     onError: (error: Error) => void;
+    onUnavailable: (error: Error, retryInMs: number) => void;
   }) {
     this.#connect = options.connect;
     this.#channel = options.channel;
     this.#onReconnect = options.onReconnect;
     this.#onError = options.onError;
+    this.#onUnavailable = options.onUnavailable;
   }
 
   /** Connects and listens; rejects if the first connection fails. */
@@ -125,7 +134,7 @@ export class ChangeFeed {
     const onLost = (error?: Error) => {
       if (lost) return;
       lost = true;
-      if (error !== undefined) this.#onError(error);
+      if (error !== undefined) this.#lost(error);
       if (this.#client === client) this.#client = undefined;
       client.end().catch(() => undefined);
       this.#scheduleReconnect();
@@ -153,6 +162,12 @@ export class ChangeFeed {
     this.#retryMs = RETRY_FIRST_MS;
   }
 
+  /** Reports why the connection is lost or could not be made, before the next attempt is scheduled. */
+  #lost(error: Error): void {
+    if (!this.#closed && isUnavailable(error)) this.#onUnavailable(error, this.#retryMs);
+    else this.#onError(error);
+  }
+
   #scheduleReconnect(): void {
     if (this.#closed || this.#timer !== undefined) return;
     const delay = this.#retryMs;
@@ -168,7 +183,7 @@ export class ChangeFeed {
             await this.#onReconnect([...this.#listeners.keys()]);
           },
           (error: unknown) => {
-            this.#onError(error instanceof Error ? error : new Error(String(error)));
+            this.#lost(error instanceof Error ? error : new Error(String(error)));
             this.#scheduleReconnect();
           },
         )

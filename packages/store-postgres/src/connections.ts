@@ -5,7 +5,10 @@
  *
  * Every connection is listened to for `error` all its life (an unheard one
  * ends the process); such errors have no caller and go to `onError`, or fail
- * the statement made next on the connection.
+ * the statement made next on the connection. One that says PostgreSQL cannot
+ * be reached (a restart: every connection gets one) goes nowhere while the
+ * store's outages are observed: the work that next needs the database waits
+ * the outage out and reports it there, once, not as an error per connection.
  */
 import pg from "pg";
 import { OutageGrace, type OutageClock } from "@golem-stream/server/store";
@@ -23,6 +26,8 @@ export interface ConnectionsOptions {
   /** `sslmode=prefer`: once the server says it does not offer TLS, connect without it. */
   readonly preferTls?: boolean;
   readonly onError: (error: Error) => void;
+  /** Whether someone observes the store's outages (`observeOutages`). */
+  readonly outagesObserved: () => boolean;
   readonly outageGraceMs: number;
   readonly outageClock: OutageClock;
   /** Throws unless the store is open (reads are refused before `open()` and after `close()`). */
@@ -51,7 +56,7 @@ export class Connections {
     }
     this.pool = new pg.Pool({ ...options.config, Client: PoolClient });
     // An idle pooled connection that breaks is replaced by the pool; the error has no caller.
-    this.pool.on("error", (error) => options.onError(error));
+    this.pool.on("error", (error) => this.#noCaller(error));
     // Every pooled connection is heard all its life, not only while idle (the pool's listener) or
     // checked out (`checkOut`'s): the pool hands a connection to a waiting `checkOut` by resolving
     // its promise, and until that caller's listener is on, a microtask later, the connection has
@@ -65,7 +70,7 @@ export class Connections {
   async client(): Promise<pg.Client> {
     for (;;) {
       const client = new pg.Client(this.#plain ? { ...this.#options.config, ssl: false } : { ...this.#options.config });
-      client.on("error", (error) => this.#options.onError(error));
+      client.on("error", (error) => this.#noCaller(error));
       try {
         await client.connect();
         return client;
@@ -73,6 +78,11 @@ export class Connections {
         if (!this.#withoutTls(error)) throw asStoreError(error);
       }
     }
+  }
+
+  /** A connection's error that no caller will see: to `onError`, unless it is an outage someone observes. */
+  #noCaller(error: Error): void {
+    if (!(isUnavailable(error) && this.#options.outagesObserved())) this.#options.onError(error);
   }
 
   /**
@@ -110,7 +120,7 @@ export class Connections {
       if (this.#withoutTls(error)) return this.pool.connect();
       throw error;
     });
-    const onError = (error: Error) => this.#options.onError(error);
+    const onError = (error: Error) => this.#noCaller(error);
     connection.on("error", onError);
     return {
       connection,

@@ -128,6 +128,7 @@ export class PostgresSessionStore implements ClusterSessionStore {
       config: { ...target.config, ...connectionSettings(options, options.pool) },
       preferTls: target.preferTls,
       onError: (error) => this.#onError(error),
+      outagesObserved: () => this.#outageListener !== undefined,
       outageGraceMs,
       outageClock,
       checkOpen: () => this.#checkOpen(),
@@ -156,6 +157,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
       onReconnect: (sessionIds) =>
         replayChanges(sessionIds, this, (sessionId, change) => this.#feed.dispatch(sessionId, change), this.#onError),
       onError: (error) => this.#onError(error),
+      // A listener reconnecting through an outage: a retry where outages are observed, not an error.
+      onUnavailable: (error, delayMs) =>
+        this.#outageListener === undefined ? this.#onError(error) : this.#outageListener({ kind: "retry", error: error.message, delayMs }),
     });
     this.#context = {
       sql,

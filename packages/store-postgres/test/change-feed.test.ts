@@ -43,14 +43,16 @@ describe("ChangeFeed", () => {
   let clients: FakeClient[];
   let failConnects: number;
   let errors: Error[];
+  let unavailable: string[];
   let reconnected: string[][];
+  let connectError: () => Error;
 
   function feed(): ChangeFeed {
     return new ChangeFeed({
       connect: async () => {
         if (failConnects > 0) {
           failConnects--;
-          throw new Error("connect ECONNREFUSED");
+          throw connectError();
         }
         const client = new FakeClient();
         clients.push(client);
@@ -59,6 +61,7 @@ describe("ChangeFeed", () => {
       channel: CHANNEL,
       onReconnect: async (sessionIds) => void reconnected.push(sessionIds),
       onError: (error) => void errors.push(error),
+      onUnavailable: (error, retryInMs) => void unavailable.push(`${error.message} (${retryInMs} ms)`),
     });
   }
 
@@ -70,7 +73,9 @@ describe("ChangeFeed", () => {
     clients = [];
     failConnects = 0;
     errors = [];
+    unavailable = [];
     reconnected = [];
+    connectError = () => pgError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:5432");
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -118,7 +123,7 @@ describe("ChangeFeed", () => {
     expect(errors.map((e) => e.message)).toEqual(["subscriber broke"]);
   });
 
-  it("a lost connection is reported, reconnected after 100 ms doubling while connecting fails, and the store told which sessions to re-read", async () => {
+  it("a lost connection is reported as unavailability, reconnected after 100 ms doubling while connecting fails, and the store told which sessions to re-read", async () => {
     const changes = feed();
     await changes.start();
     changes.subscribe("s1", () => undefined);
@@ -126,15 +131,17 @@ describe("ChangeFeed", () => {
     failConnects = 2;
     clients[0]!.drop(new Error("Connection terminated unexpectedly"));
     expect(clients[0]!.ended).toBe(1);
-    expect(errors.map((e) => e.message)).toEqual(["Connection terminated unexpectedly"]);
+    expect(unavailable).toEqual(["Connection terminated unexpectedly (100 ms)"]);
     await vi.advanceTimersByTimeAsync(99);
-    expect(errors).toHaveLength(1);
+    expect(unavailable).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1); // 100 ms: the first attempt fails
-    expect(errors.map((e) => e.message)).toEqual(["Connection terminated unexpectedly", "connect ECONNREFUSED"]);
+    expect(unavailable).toEqual(["Connection terminated unexpectedly (100 ms)", "connect ECONNREFUSED 127.0.0.1:5432 (200 ms)"]);
     await vi.advanceTimersByTimeAsync(199);
-    expect(errors).toHaveLength(2);
+    expect(unavailable).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1); // 200 ms more: the second fails
-    expect(errors).toHaveLength(3);
+    expect(unavailable).toHaveLength(3);
+    // None of it is an error: the outage is reported where outages are.
+    expect(errors).toEqual([]);
     await vi.advanceTimersByTimeAsync(400); // 400 ms more: connected
     expect(clients).toHaveLength(2);
     expect(clients[1]!.log).toEqual([`LISTEN "${CHANNEL}"`]);
@@ -145,6 +152,19 @@ describe("ChangeFeed", () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(clients).toHaveLength(3);
     expect(changes.reconnects).toBe(2);
+  });
+
+  it("a reconnect refused for another reason than an outage is an error, and tried again", async () => {
+    const changes = feed();
+    await changes.start();
+    failConnects = 1;
+    connectError = () => pgError("28P01", "password authentication failed for user golem");
+    clients[0]!.drop(new Error("Connection terminated unexpectedly"));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(errors.map((e) => e.message)).toEqual(["password authentication failed for user golem"]);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(clients).toHaveLength(2);
+    expect(changes.reconnects).toBe(1);
   });
 
   it("a first LISTEN that fails rejects start and ends the connection", async () => {
