@@ -38,7 +38,9 @@ export interface TlsSettings {
 
 /**
  * The TLS settings for `fromUrl` (the connection string's parameters) over the environment's.
- * Neither saying anything: `pool.ssl` when it is set, else libpq's default, `prefer`.
+ * Neither saying anything: `pool.ssl` when it is set, else no TLS, as `pg` (libpq's default is
+ * `prefer`, which sends every connection's TLS request first: a server or proxy that speaks the
+ * protocol but not that request fails it, and `sslmode=prefer` gives libpq's).
  * Throws a `TypeError` naming the parameter for a mode not taken or a file that cannot be read.
  */
 export function tlsSettings(fromUrl: TlsParameters, poolSsl: pg.ClientConfig["ssl"], env: NodeJS.ProcessEnv = process.env): TlsSettings {
@@ -48,11 +50,11 @@ export function tlsSettings(fromUrl: TlsParameters, poolSsl: pg.ClientConfig["ss
     const value = given(name);
     if (value !== undefined) parameters[name] = value;
   }
-  if (Object.keys(parameters).length === 0 && poolSsl !== undefined) return { ssl: poolSsl, prefer: false };
+  if (Object.keys(parameters).length === 0) return { ssl: poolSsl ?? false, prefer: false };
   // libpq: sslrootcert=system is the system's trusted roots, and makes verify-full the default.
   const systemRoots = parameters.sslrootcert === "system";
   if (systemRoots) delete parameters.sslrootcert;
-  const mode = parameters.sslmode === "no-verify" ? "require" : (parameters.sslmode ?? (systemRoots ? "verify-full" : "prefer"));
+  const mode = parameters.sslmode === "no-verify" ? "require" : (parameters.sslmode ?? (systemRoots ? "verify-full" : "require"));
   if (mode === "allow") {
     throw new TypeError("sslmode=allow is not supported (it tries without TLS first): use prefer, or disable, or require");
   }

@@ -38,10 +38,10 @@ describe("tlsSettings", () => {
     }
   });
 
-  it("defaults to prefer, as libpq, unless pool.ssl says otherwise", () => {
-    expect(tlsSettings({}, undefined, {})).toEqual({ ssl: { rejectUnauthorized: false }, prefer: true });
-    expect(tlsSettings({}, false, {})).toEqual({ ssl: false, prefer: false });
+  it("without sslmode: no TLS, as pg, unless pool.ssl says otherwise; a file alone asks for require", () => {
+    expect(tlsSettings({}, undefined, {})).toEqual({ ssl: false, prefer: false });
     expect(tlsSettings({}, { ca: "X" }, {})).toEqual({ ssl: { ca: "X" }, prefer: false });
+    expect(tlsSettings({ sslrootcert: root }, undefined, {}).ssl).toMatchObject({ ca: "ROOT" });
   });
 
   it("reads the client certificate and key", () => {
