@@ -264,7 +264,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   (exit 78), unless --allow-catalogue-drift (a rolling upgrade: it serves, logs the difference and
   shows it in /readyz). Put a load balancer in front; a client may start, resume or take over at any node. To
   change the keys, rotate in two steps (keyring rotate --staged, then keyring activate; see keyring
-  --help), rolling each out to every node. The password may be in the URL or in $PGPASSWORD; it is never printed. On SIGTERM or SIGINT a node
+  --help), rolling each out to every node. The password may be in the URL, in $PGPASSWORD or in ~/.pgpass ($PGPASSFILE); it is never printed. On SIGTERM or SIGINT a node
   drains: it refuses new connections (overloaded), detaches its clients (they resume at another node),
   lets the invocations it runs finish until --drain-timeout, leaves the replayable ones still running
   then to other nodes to run again, fails the rest, leaves the cluster and exits 0. A second signal

@@ -136,7 +136,7 @@ export class PrometheusMetrics {
     });
     const storeRetries = new Counter({
       name: `${p}store_retries_total`,
-      help: "Store writes retried because the database could not be reached.",
+      help: "Store writes retried, and change-feed reconnects attempted, because the database could not be reached.",
       registers,
     });
     const outageFailures = new Counter({
