@@ -179,6 +179,7 @@ describe("ChangeFeed", () => {
       channel: CHANNEL,
       onReconnect: async () => undefined,
       onError: (error) => void errors.push(error),
+      onUnavailable: () => undefined,
     });
     await expect(changes.start()).rejects.toThrow("permission denied");
     expect(clients[0]!.ended).toBe(1);

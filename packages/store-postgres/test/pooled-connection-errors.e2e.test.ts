@@ -20,6 +20,7 @@ it("a connection's error between the pool's hand-over and checkOut's listener is
     outageClock: { now: () => 0, sleep: () => Promise.resolve() },
     checkOpen: () => undefined,
     isOpen: () => true,
+    outagesObserved: () => false,
   });
   /** Checks a connection out with an error emitted in the gap; resolves to what the emit threw, if anything. */
   const raced = async (release: (checkedOut: CheckedOut) => void): Promise<unknown> => {
