@@ -8,11 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client } from "../src/index.js";
 import { TOKEN } from "./support/embedded.js";
 
-const EMPTY_RECORD = { root: { kind: "record", value: { fields: [] } } } as const;
+/** A fresh graph each time: the definition's graphs are plain JSON objects (mutable arrays). */
+const emptyRecord = () => ({ root: { kind: "record", value: { fields: [] } } });
 const agentType = (name: string): AgentTypeDefinition => ({
   name,
-  constructorParameters: EMPTY_RECORD,
-  methods: [{ name: "one", parameters: EMPTY_RECORD, result: { root: { kind: "u32", value: {} } } }],
+  constructorParameters: emptyRecord(),
+  methods: [{ name: "one", parameters: emptyRecord(), result: { root: { kind: "u32", value: {} } } }],
   config: [],
   implementations: { one: async () => ({ kind: "u32", value: 1 }) },
 });
