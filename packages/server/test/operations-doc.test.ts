@@ -113,15 +113,15 @@ it("every metric is in the table of docs/operations.md, Metrics, with its labels
   new PrometheusMetrics({ registry }).watchNodeBudget(() => ({ held: 0, capacity: 1 }));
   const metrics = (await registry.getMetricsAsJSON()).map((metric) => ({
     name: metric.name.replace(/^golem_stream_/, ""),
-    labels: ((metric as { labelNames?: string[] }).labelNames ?? []).toSorted(),
+    labels: [...((metric as { labelNames?: string[] }).labelNames ?? [])].sort(),
   }));
   const rows = new Map(tableRows("Metrics").map((cells) => [backticked(cells[0]!)[0]!, cells]));
-  expect(metrics.map((metric) => metric.name).toSorted()).toEqual([...rows.keys()].filter((name) => name !== "metric").toSorted());
+  expect(metrics.map((metric) => metric.name).sort()).toEqual([...rows.keys()].filter((name) => name !== "metric").sort());
 
   for (const { name, labels } of metrics) {
     const cell = rows.get(name)![2]!;
     // A label is named as `label`: (or alone, when the row says the same as another's).
-    const named = labels.filter((label) => cell.includes(`\`${label}\``));
+    const named = labels.filter((label: string) => cell.includes(`\`${label}\``));
     expect(named, `labels of ${name}`).toEqual(labels);
   }
 
