@@ -42,6 +42,12 @@ export class LostClaims {
   /** Selects which of the given sessions (`$1`, their epochs `$2`) node `$3` still owns, running, at those epochs. */
   readonly #stillOwned: string;
   readonly #lost: MarkedClaim[] = [];
+  /**
+   * Sessions of claims found committed and not yet handed to a caller: kept until a claim round
+   * returns them (`takeFound`), so a round that fails after settling (PostgreSQL gone again
+   * before its own claim) does not drop them, their claims' markers already deleted.
+   */
+  readonly #found = new Set<string>();
 
   constructor(markers: string, stillOwned: string) {
     this.#markers = markers;
@@ -51,6 +57,13 @@ export class LostClaims {
   /** How many claims wait for their verdict. */
   get waiting(): number {
     return this.#lost.length;
+  }
+
+  /** The sessions of the claims `settle` found committed, handed over once: the caller returns them. */
+  takeFound(): string[] {
+    const found = [...this.#found];
+    this.#found.clear();
+    return found;
   }
 
   /** Sets a new marker for the claim of `claimed`, inside the claim's transaction on `client`. */
@@ -73,13 +86,12 @@ export class LostClaims {
   }
 
   /**
-   * Asks about every lost claim: resolves to the sessions of those that committed which node
-   * `nodeId` still owns at the claimed epoch, running. A claim whose transaction is still in
-   * progress (the old connection not yet seen gone by the server) is asked about again next time.
-   * Throws, keeping every claim not yet answered, when PostgreSQL cannot be asked.
+   * Asks about every lost claim: the sessions of those that committed which node `nodeId` still
+   * owns at the claimed epoch, running, are kept for `takeFound`. A claim whose transaction is
+   * still in progress (the old connection not yet seen gone by the server) is asked about again
+   * next time. Throws, keeping every claim not yet answered, when PostgreSQL cannot be asked.
    */
-  async settle(client: pg.ClientBase, nodeId: string): Promise<string[]> {
-    const sessions: string[] = [];
+  async settle(client: pg.ClientBase, nodeId: string): Promise<void> {
     for (const claim of [...this.#lost]) {
       const verdict = await claim.marker.committed(client, claim.xid, CLAIM_GROUP);
       if (verdict === "pending") continue;
@@ -89,11 +101,10 @@ export class LostClaims {
           claim.claimed.map((c) => c.epoch),
           nodeId,
         ]);
-        sessions.push(...rows.map((row) => row.session_id));
+        for (const row of rows) this.#found.add(row.session_id);
         await claim.marker.forget(client);
       }
       this.#lost.splice(this.#lost.indexOf(claim), 1);
     }
-    return sessions;
   }
 }

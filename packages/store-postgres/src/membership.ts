@@ -124,8 +124,10 @@ export class Membership {
    * (`lost-claims.ts`): nothing else would ever run them.
    */
   async claimOrphans(): Promise<string[]> {
-    const lost = this.#lostClaims.waiting === 0 ? [] : await this.#settleLostClaims();
+    if (this.#lostClaims.waiting > 0) await this.#settleLostClaims();
     const claimed = await this.#claim();
+    // Taken only once this round cannot fail any more: a failed round leaves them for the next.
+    const lost = this.#lostClaims.takeFound();
     return lost.length === 0 ? claimed : [...new Set([...lost, ...claimed])];
   }
 
@@ -155,12 +157,12 @@ export class Membership {
     return ids;
   }
 
-  /** The sessions of earlier claims whose COMMIT got no answer that committed and are still this node's. */
-  async #settleLostClaims(): Promise<string[]> {
+  /** Finds the sessions of earlier claims whose COMMIT got no answer that committed and are still this node's. */
+  async #settleLostClaims(): Promise<void> {
     const checkedOut = await this.#checkOut();
     let failure: unknown;
     try {
-      return await this.#lostClaims.settle(checkedOut.connection, this.#nodeId);
+      await this.#lostClaims.settle(checkedOut.connection, this.#nodeId);
     } catch (error) {
       failure = error;
       throw asStoreError(error);

@@ -63,6 +63,23 @@ describe("a claim whose COMMIT answer is lost", () => {
     }
   });
 
+  it("a round that fails after finding the lost claim committed leaves its sessions to the next round", async () => {
+    const { proxy, claimer, sessionId } = await orphaned();
+    try {
+      const lost = proxy.arm("COMMIT", true);
+      await expect(claimer.claimOrphans()).rejects.toThrow();
+      await lost;
+      // The next round asks about the lost claim (it committed), then its own claim is cut.
+      const cut = proxy.arm("claimable AS", false);
+      await expect(claimer.claimOrphans()).rejects.toThrow();
+      await cut;
+      expect(await claimer.claimOrphans()).toEqual([sessionId]);
+      expect(await claimer.claimOrphans()).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("before the COMMIT went out: nothing was taken, and the next claim takes the session as usual", async () => {
     const { proxy, claimer, sessionId } = await orphaned();
     try {
