@@ -44,7 +44,12 @@ export interface TlsSettings {
  * Throws a `TypeError` naming the parameter for a mode not taken or a file that cannot be read.
  */
 export function tlsSettings(fromUrl: TlsParameters, poolSsl: pg.ClientConfig["ssl"], env: NodeJS.ProcessEnv = process.env): TlsSettings {
-  const given = (name: (typeof TLS_PARAMETERS)[number]) => fromUrl[name] ?? nonEmpty(env[`PG${name.toUpperCase()}`]);
+  // An `ssl` set in code (or `ssl=true` in the URL) is the program's own choice: the environment,
+  // perhaps set for psql, neither weakens it (PGSSLMODE=require would drop its certificate check)
+  // nor turns TLS on beside it, as `pg` reads PGSSLMODE only when `ssl` is not set.
+  const fromEnv = poolSsl === undefined;
+  const given = (name: (typeof TLS_PARAMETERS)[number]) =>
+    fromUrl[name] ?? (fromEnv ? nonEmpty(env[`PG${name.toUpperCase()}`]) : undefined);
   const parameters: TlsParameters = {};
   for (const name of TLS_PARAMETERS) {
     const value = given(name);

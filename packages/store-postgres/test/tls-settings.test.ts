@@ -56,7 +56,17 @@ describe("tlsSettings", () => {
     const env = { PGSSLMODE: "verify-ca", PGSSLROOTCERT: root, PGSSLCERT: cert, PGSSLKEY: key };
     expect(tlsSettings({}, undefined, env).ssl).toMatchObject({ ca: "ROOT", cert: "CERT", key: "KEY" });
     expect(tlsSettings({ sslmode: "disable" }, undefined, env).ssl).toBe(false);
-    expect(tlsSettings({}, false, { PGSSLMODE: "require" }).ssl).toEqual({ rejectUnauthorized: false });
+    expect(tlsSettings({}, undefined, { PGSSLMODE: "require" }).ssl).toEqual({ rejectUnauthorized: false });
+  });
+
+  it("never lets the PGSSL* variables override an ssl set in code: pool.ssl or the URL's ssl", () => {
+    const pinned = { ca: "CA", rejectUnauthorized: true };
+    for (const env of [{ PGSSLMODE: "require" }, { PGSSLMODE: "disable" }, { PGSSLROOTCERT: root }]) {
+      expect(tlsSettings({}, pinned, env)).toEqual({ ssl: pinned, prefer: false });
+      expect(tlsSettings({}, true, env)).toEqual({ ssl: true, prefer: false });
+    }
+    // The connection string's own parameters still say how, over pool.ssl.
+    expect(tlsSettings({ sslmode: "disable" }, pinned, {})).toEqual({ ssl: false, prefer: false });
   });
 
   it("sslrootcert=system: the trusted roots, verify-full by default and only then", () => {
