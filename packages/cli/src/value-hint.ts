@@ -16,6 +16,8 @@ import { articled, typeText } from "./type-text.js";
 /** How an example is shown: a word to type at a shell (an argument, `--constructor`), or a line of input as it is. */
 export type ExampleQuoting = "shell" | "line";
 
+/** The longest type signature shown; a longer one ends in `…`. */
+const MAX_SIGNATURE_LENGTH = 200;
 /** The longest example shown, as JSON text: a longer one says less than the type. */
 const MAX_EXAMPLE_LENGTH = 100;
 /** The longest text of the person's that an example repeats; a longer one is replaced by `text`. */
@@ -35,7 +37,9 @@ export function notJsonError(
   what: string,
   quoting: ExampleQuoting,
 ): ProtocolError {
-  const expected = `expected ${articled(typeText(graph, type))}`;
+  // A catalogue may declare a type of thousands of fields or cases: its signature is cut short.
+  const signature = typeText(graph, type);
+  const expected = `expected ${articled(signature.length > MAX_SIGNATURE_LENGTH ? `${signature.slice(0, MAX_SIGNATURE_LENGTH)}…` : signature)}`;
   const example = exampleOf(graph, type, text);
   let hint = expected;
   if (example !== undefined) {
