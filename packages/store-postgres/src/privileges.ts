@@ -45,18 +45,27 @@ export function createSchemaRefused(error: unknown, schema: string, who: Grantee
   );
 }
 
+/**
+ * `error` as said when a migration of `schema` is refused a privilege: whatever PostgreSQL names
+ * (`must be owner of table …`, `permission denied for schema …`), the grants a role that uses the
+ * tables has are not what applies a migration; the tables' owner is.
+ */
+export function upgradeRefused(error: unknown, schema: string, who: Grantee): unknown {
+  if (!isInsufficientPrivilege(error)) return error;
+  const { role } = quoted(who);
+  return refused(
+    `the role ${who.role} cannot apply the migrations of schema ${schema} (${(error as Error).message}): open it once as the role ` +
+      `that owns the schema, which applies them, then start the others; or make this role its owner (ALTER SCHEMA ${schema} OWNER TO ${role})`,
+    error,
+  );
+}
+
 /** `error` with the grants a node's role needs in `schema`, when it is a privilege refused there; else as it is. */
 export function schemaRefused(error: unknown, schema: string, who: Grantee): unknown {
   if (!isInsufficientPrivilege(error)) return error;
   const reason = (error as Error).message;
   const { role } = quoted(who);
-  if (/must be owner/.test(reason)) {
-    return refused(
-      `the role ${who.role} cannot upgrade schema ${schema} (${reason}): open it once as the role that owns its tables, ` +
-        "which applies the migrations, then start the others",
-      error,
-    );
-  }
+  if (/must be owner/.test(reason)) return upgradeRefused(error, schema, who);
   return refused(
     `the role ${who.role} lacks a privilege in schema ${schema} (${reason}): a node's role owns the schema, or has ` +
       `GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,

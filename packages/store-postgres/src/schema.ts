@@ -11,7 +11,7 @@
  */
 import type pg from "pg";
 import { applyLogStorage } from "./log-storage.js";
-import { createSchemaRefused, existing, INSUFFICIENT_PRIVILEGE, schemaRefused, type Grantee } from "./privileges.js";
+import { createSchemaRefused, existing, INSUFFICIENT_PRIVILEGE, schemaRefused, upgradeRefused, type Grantee } from "./privileges.js";
 import type { StoreFeatures } from "./store-context.js";
 
 /** An identifier PostgreSQL takes unquoted: lower-case letters, digits, `_`, at most 63 bytes. */
@@ -185,7 +185,9 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<St
     }
     for (const migration of MIGRATIONS) {
       if (migration.version <= current) continue;
-      await client.query(migration.sql(s));
+      await client.query(migration.sql(s)).catch((error: unknown) => {
+        throw upgradeRefused(error, s, found);
+      });
       await client.query(`INSERT INTO ${s}.schema_migrations (version) VALUES ($1)`, [migration.version]);
     }
     // A storage setting, not a migration: the schema version stays (log-storage.ts).

@@ -88,3 +88,24 @@ it("a role that does not own the tables opens with USAGE on the schema and the d
     },
   );
 });
+
+it("a role that does not own the tables, meeting a migration, is told to open the schema once as its owner", async () => {
+  const schema = freshSchema();
+  await (await connect({ schema })).close();
+  // The schema as a release before the commit markers left it: its last migration not applied.
+  await withAdmin((client) =>
+    client.query(`DROP TABLE ${schema}.writer_groups; DELETE FROM ${schema}.schema_migrations WHERE version = 5`),
+  );
+  await asNewRole(
+    (role) =>
+      `GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`,
+    async (url, role) => {
+      await expect(opening(url, schema)).rejects.toThrow(
+        new RegExp(
+          `the role ${role} cannot apply the migrations of schema ${schema} \\(permission denied for schema ${schema}\\): ` +
+            `open it once as the role that owns the schema`,
+        ),
+      );
+    },
+  );
+});
