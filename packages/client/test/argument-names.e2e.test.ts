@@ -5,15 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { echoContract } from "@golem-stream/contract/demo";
-import { createClient, type Client } from "../src/index.js";
-import { startServer, TOKEN } from "./support/embedded.js";
+import type { Client } from "../src/index.js";
+import { startServerWithClient, type TestServer } from "./support/embedded.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: TestServer;
 let client: Client;
-beforeAll(async () => {
-  server = await startServer();
-  client = createClient({ url: server.url, token: TOKEN });
-});
+beforeAll(async () => ({ server, client } = await startServerWithClient()));
 afterAll(async () => server.dispose());
 
 const where = { application: "demo", environment: "default" };

@@ -18,16 +18,13 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
+import { TOKEN, startServerWithClient, type TestServer } from "./support/embedded.js";
 import { startTcpProxy } from "@golem-stream/test-support";
 import { typedMethods } from "../src/contract-agent.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: TestServer;
 let client: Client;
-beforeAll(async () => {
-  server = await startServer();
-  client = createClient({ url: server.url, token: TOKEN });
-});
+beforeAll(async () => ({ server, client } = await startServerWithClient()));
 afterAll(async () => server.dispose());
 
 const where = { application: "demo", environment: "default" } as const;

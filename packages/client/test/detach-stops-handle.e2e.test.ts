@@ -6,17 +6,13 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { SchemaValueJson } from "@golem-stream/wire";
-import { createClient, type Client, type ResumeState } from "../src/index.js";
+import type { Client, ResumeState } from "../src/index.js";
 import { collect, demo, firstStream, record, u32 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
+import { startServerWithClient, type TestServer } from "./support/embedded.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: TestServer;
 let client: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  client = createClient({ url: server.url, token: TOKEN });
-});
+beforeAll(async () => ({ server, client } = await startServerWithClient()));
 afterAll(async () => server.dispose());
 
 const COUNT = 100;

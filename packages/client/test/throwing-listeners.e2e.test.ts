@@ -8,15 +8,11 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClientError, createClient, inputStream, type Client, type OutputStream } from "../src/index.js";
 import { demo, record, u32 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
+import { TOKEN, startServerWithClient, type TestServer } from "./support/embedded.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: TestServer;
 let client: Client;
-
-beforeAll(async () => {
-  server = await startServer();
-  client = createClient({ url: server.url, token: TOKEN });
-});
+beforeAll(async () => ({ server, client } = await startServerWithClient()));
 afterAll(async () => server.dispose());
 
 const bug = new Error("a bug in the application's listener");

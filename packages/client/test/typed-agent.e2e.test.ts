@@ -7,14 +7,11 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client, type OutputStream } from "../src/index.js";
 import { collect, sha256 } from "./support/demo.js";
-import { startServer, TOKEN } from "./support/embedded.js";
+import { TOKEN, startServerWithClient, type TestServer } from "./support/embedded.js";
 
-let server: Awaited<ReturnType<typeof startServer>>;
+let server: TestServer;
 let client: Client;
-beforeAll(async () => {
-  server = await startServer();
-  client = createClient({ url: server.url, token: TOKEN });
-});
+beforeAll(async () => ({ server, client } = await startServerWithClient()));
 afterAll(async () => server.dispose());
 
 const echo = (name: string) => ({ application: "demo", environment: "default", agentType: "echo", constructorArgs: { name } });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "@golem-stream/server";
+import { createClient, type Client } from "../../src/index.js";
 
 export const TOKEN = "t";
 
@@ -16,4 +17,12 @@ export async function startServer(extra: Partial<EmbeddedServerOptions> = {}): P
       rmSync(dataDir, { recursive: true, force: true });
     },
   });
+}
+
+export type TestServer = Awaited<ReturnType<typeof startServer>>;
+
+/** The real server on loopback (`startServer`) and a client of it with the test token: most test files' set-up. */
+export async function startServerWithClient(extra: Partial<EmbeddedServerOptions> = {}): Promise<{ server: TestServer; client: Client }> {
+  const server = await startServer(extra);
+  return { server, client: createClient({ url: server.url, token: TOKEN }) };
 }
