@@ -36,6 +36,13 @@ async function orphaned(): Promise<Orphaned> {
   return { proxy, claimer, sessionId: s.sessionId, schema: owner.schema };
 }
 
+/** A claim round of `claimer` whose connection the proxy cuts at `marker` (`pass`: after passing it on): it fails. */
+async function claimCut(proxy: CuttingProxy, claimer: PostgresSessionStore, marker: string, pass: boolean): Promise<void> {
+  const cut = proxy.arm(marker, pass);
+  await expect(claimer.claimOrphans()).rejects.toThrow();
+  await cut;
+}
+
 function markers(schema: string): Promise<number> {
   return withAdmin(async (db) => {
     const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.writer_groups`);
@@ -48,9 +55,7 @@ describe("a claim whose COMMIT answer is lost", () => {
     const { proxy, claimer, sessionId, schema } = await orphaned();
     try {
       const markersBefore = await markers(schema);
-      const cut = proxy.arm("COMMIT", true);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await cut;
+      await claimCut(proxy, claimer, "COMMIT", true);
       // The claim committed: node-b owns the session at its next epoch, and no claim would take it.
       expect(await claimer.ownership(sessionId)).toEqual({ nodeId: "node-b", epoch: 2n });
       expect(await claimer.claimOrphans()).toEqual([sessionId]);
@@ -66,13 +71,9 @@ describe("a claim whose COMMIT answer is lost", () => {
   it("a round that fails after finding the lost claim committed leaves its sessions to the next round", async () => {
     const { proxy, claimer, sessionId } = await orphaned();
     try {
-      const lost = proxy.arm("COMMIT", true);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await lost;
+      await claimCut(proxy, claimer, "COMMIT", true);
       // The next round asks about the lost claim (it committed), then its own claim is cut.
-      const cut = proxy.arm("claimable AS", false);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await cut;
+      await claimCut(proxy, claimer, "claimable AS", false);
       expect(await claimer.claimOrphans()).toEqual([sessionId]);
       expect(await claimer.claimOrphans()).toEqual([]);
     } finally {
@@ -83,9 +84,7 @@ describe("a claim whose COMMIT answer is lost", () => {
   it("before the COMMIT went out: nothing was taken, and the next claim takes the session as usual", async () => {
     const { proxy, claimer, sessionId } = await orphaned();
     try {
-      const cut = proxy.arm("COMMIT", false);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await cut;
+      await claimCut(proxy, claimer, "COMMIT", false);
       expect(await claimer.ownership(sessionId)).toEqual({ nodeId: "node-a", epoch: 1n });
       expect(await claimer.claimOrphans()).toEqual([sessionId]);
       expect(await claimer.ownership(sessionId)).toEqual({ nodeId: "node-b", epoch: 2n });
@@ -98,9 +97,7 @@ describe("a claim whose COMMIT answer is lost", () => {
   it("a claim that did not commit does not return what a second process with its node id claimed at the same epoch", async () => {
     const { proxy, claimer, sessionId, schema } = await orphaned();
     try {
-      const cut = proxy.arm("COMMIT", false);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await cut;
+      await claimCut(proxy, claimer, "COMMIT", false);
       const twin = await connect({ schema, nodeId: "node-b" });
       expect(await twin.claimOrphans()).toEqual([sessionId]);
       // Owned by node-b at the epoch the lost claim would have given it: the twin's run, not this one's.
@@ -114,9 +111,7 @@ describe("a claim whose COMMIT answer is lost", () => {
   it("a committed claim whose session was claimed away meanwhile does not return it", async () => {
     const { proxy, claimer, sessionId, schema } = await orphaned();
     try {
-      const cut = proxy.arm("COMMIT", true);
-      await expect(claimer.claimOrphans()).rejects.toThrow();
-      await cut;
+      await claimCut(proxy, claimer, "COMMIT", true);
       // node-b's lease lapses (it leaves) and node-c claims what node-b owned.
       await claimer.leave();
       const other = await connect({ schema, nodeId: "node-c" });
