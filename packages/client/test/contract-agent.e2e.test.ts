@@ -5,20 +5,13 @@
  * `StaticAgentHost` next to an untyped definition.
  */
 import { echoContract } from "@golem-stream/contract/demo";
-import {
-  createSessionServer,
-  implement,
-  Keyring,
-  MemorySessionStore,
-  StaticAgentHost,
-  type AgentTypeDefinition,
-} from "@golem-stream/server";
+import { implement, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import { ClientError, ContractError, createClient, defineAgentType, t, typedAgent, type Client, type TypedOutput } from "../src/index.js";
 import { collect, randomChunks, sha256 } from "./support/demo.js";
-import { TOKEN, startServerWithClient, type TestServer } from "./support/embedded.js";
+import { TOKEN, startServerWithClient, type TestServer, startHostServer } from "./support/embedded.js";
 import { startTcpProxy } from "@golem-stream/test-support";
 import { typedMethods } from "../src/contract-agent.js";
 
@@ -330,17 +323,7 @@ describe("a contract of its own, next to an untyped definition", () => {
   let url: string;
   let close: () => Promise<void>;
   let labClient: Client;
-  beforeAll(async () => {
-    const sessions = createSessionServer({
-      store: new MemorySessionStore(),
-      host: new StaticAgentHost({ app: { prod: [LAB, RAW] } }),
-      keyring: Keyring.generate("k1"),
-      authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-    });
-    ({ url } = await sessions.listen());
-    close = () => sessions.close();
-    labClient = createClient({ url, token: TOKEN });
-  });
+  beforeAll(async () => ({ url, client: labClient, close } = await startHostServer({ app: { prod: [LAB, RAW] } })));
   afterAll(async () => close());
 
   const at = { application: "app", environment: "prod" } as const;

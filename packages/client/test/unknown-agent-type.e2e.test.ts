@@ -3,10 +3,10 @@
  * refusal names what was asked for and the agent types there are, at most eight of them.
  */
 import { echoContract } from "@golem-stream/contract/demo";
-import { createSessionServer, Keyring, MemorySessionStore, StaticAgentHost, type AgentTypeDefinition } from "@golem-stream/server";
+import { type AgentTypeDefinition } from "@golem-stream/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient, type Client } from "../src/index.js";
-import { TOKEN } from "./support/embedded.js";
+import { type Client } from "../src/index.js";
+import { startHostServer } from "./support/embedded.js";
 
 /** A fresh graph each time: the definition's graphs are plain JSON objects (mutable arrays). */
 const emptyRecord = () => ({ root: { kind: "record", value: { fields: [] } } });
@@ -20,23 +20,16 @@ const agentType = (name: string): AgentTypeDefinition => ({
 
 let close: () => Promise<void>;
 let client: Client;
-beforeAll(async () => {
-  const sessions = createSessionServer({
-    store: new MemorySessionStore(),
-    host: new StaticAgentHost({
+beforeAll(
+  async () =>
+    ({ client, close } = await startHostServer({
       app: {
         few: [agentType("tally"), agentType("echo-two")],
         many: Array.from({ length: 11 }, (_, i) => agentType(`type-${i}`)),
         none: [],
       },
-    }),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-  });
-  const { url } = await sessions.listen();
-  close = () => sessions.close();
-  client = createClient({ url, token: TOKEN });
-});
+    })),
+);
 afterAll(async () => close());
 
 describe("an agent type the catalogue lacks", () => {

@@ -5,11 +5,11 @@
  * in the call, the item's index, what it is, and for bytes how to send what was meant.
  */
 import { Readable } from "node:stream";
-import { createSessionServer, implement, Keyring, MemorySessionStore, StaticAgentHost } from "@golem-stream/server";
+import { implement } from "@golem-stream/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClientError, createClient, defineAgentType, t, type Client } from "../src/index.js";
+import { ClientError, defineAgentType, t, type Client } from "../src/index.js";
 import { collect } from "./support/demo.js";
-import { TOKEN } from "./support/embedded.js";
+import { startHostServer } from "./support/embedded.js";
 
 const tally = defineAgentType({
   name: "tally",
@@ -40,17 +40,7 @@ const TALLY = implement(tally, {
 
 let close: () => Promise<void>;
 let client: Client;
-beforeAll(async () => {
-  const sessions = createSessionServer({
-    store: new MemorySessionStore(),
-    host: new StaticAgentHost({ app: { prod: [TALLY] } }),
-    keyring: Keyring.generate("k1"),
-    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
-  });
-  const { url } = await sessions.listen();
-  close = () => sessions.close();
-  client = createClient({ url, token: TOKEN });
-});
+beforeAll(async () => ({ client, close } = await startHostServer({ app: { prod: [TALLY] } })));
 afterAll(async () => close());
 
 /** A byte stream as `process.stdin` is one. */

@@ -2,7 +2,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "@golem-stream/server";
+import {
+  createSessionServer,
+  Keyring,
+  MemorySessionStore,
+  startEmbeddedServer,
+  StaticAgentHost,
+  type EmbeddedServer,
+  type EmbeddedServerOptions,
+} from "@golem-stream/server";
 import { createClient, type Client } from "../../src/index.js";
 
 export const TOKEN = "t";
@@ -25,4 +33,21 @@ export type TestServer = Awaited<ReturnType<typeof startServer>>;
 export async function startServerWithClient(extra: Partial<EmbeddedServerOptions> = {}): Promise<{ server: TestServer; client: Client }> {
   const server = await startServer(extra);
   return { server, client: createClient({ url: server.url, token: TOKEN }) };
+}
+
+/**
+ * A session server in memory hosting `applications` (application, environment, agent types), the
+ * test token its one credential, and a client of it: for agent types of a test's own.
+ */
+export async function startHostServer(
+  applications: ConstructorParameters<typeof StaticAgentHost>[0],
+): Promise<{ url: string; client: Client; close(): Promise<void> }> {
+  const sessions = createSessionServer({
+    store: new MemorySessionStore(),
+    host: new StaticAgentHost(applications),
+    keyring: Keyring.generate("k1"),
+    authenticator: (token) => (token === TOKEN ? { account: "acme", principal: "alice" } : undefined),
+  });
+  const { url } = await sessions.listen();
+  return { url, client: createClient({ url, token: TOKEN }), close: () => sessions.close() };
 }
