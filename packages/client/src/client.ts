@@ -26,6 +26,7 @@ import {
   DEFAULT_MAX_CATALOGUE_BYTES,
   MAX_CATALOGUE_BYTES_OPTION,
   agentTypeNotFound,
+  methodNotFound,
   discoveryUrl,
   fetchCatalogue,
   type AgentTypeSchema,
@@ -196,8 +197,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       schema,
       invoke(method, args, extra = {}) {
         const methodSchema = schema.methods.get(method);
-        if (methodSchema === undefined)
-          throw new ClientError("invalid-argument", `agent type ${agentType} has no method ${method}`, { code: "not-found" });
+        if (methodSchema === undefined) throw methodNotFound(agentType, method, [...schema.methods.keys()]);
         return client.invoke({
           ...extra,
           application,

@@ -109,8 +109,15 @@ function aborted(url: string, signal: AbortSignal | undefined): ClientError | un
   });
 }
 
-/** The most agent types a `not-found` lists: enough to spot a misspelt name, short enough to read. */
-const MAX_LISTED_TYPES = 8;
+/** The most names a `not-found` lists: enough to spot a misspelt name, short enough to read. */
+const MAX_LISTED_NAMES = 8;
+
+/** `"a", "b" and 3 more`: the first names, quoted, in catalogue order. */
+function listedNames(known: readonly string[]): string {
+  const listed = known.slice(0, MAX_LISTED_NAMES).map((name) => JSON.stringify(name));
+  const more = known.length > MAX_LISTED_NAMES ? ` and ${known.length - MAX_LISTED_NAMES} more` : "";
+  return `${listed.join(", ")}${more}`;
+}
 
 /**
  * The refusal of an agent type the catalogue at `url` lacks (`rejected`, `not-found`, as the
@@ -118,12 +125,20 @@ const MAX_LISTED_TYPES = 8;
  * for and the types there are, so a misspelt name, or the wrong environment, shows at once.
  */
 export function agentTypeNotFound(url: string, agentType: string, known: readonly string[]): ClientError {
-  const listed = known.slice(0, MAX_LISTED_TYPES).map((name) => JSON.stringify(name));
-  const more = known.length > MAX_LISTED_TYPES ? ` and ${known.length - MAX_LISTED_TYPES} more` : "";
-  const types = known.length === 0 ? "it has no agent types" : `known: ${listed.join(", ")}${more}`;
+  const types = known.length === 0 ? "it has no agent types" : `known: ${listedNames(known)}`;
   return new ClientError("rejected", `agent type ${JSON.stringify(agentType)} is not in the catalogue of ${catalogueOf(url)} (${types})`, {
     code: "not-found",
   });
+}
+
+/**
+ * The refusal of a method the served agent type lacks (`invalid-argument`, `not-found`): it names
+ * the methods there are, as `agentTypeNotFound` names the agent types, so a misspelt name shows.
+ */
+export function methodNotFound(agentType: string, method: string, known: readonly string[]): ClientError {
+  const methods = known.length === 0 ? "it has no methods" : `methods: ${listedNames(known)}`;
+  const message = `agent type ${JSON.stringify(agentType)} has no method ${JSON.stringify(method)} (${methods})`;
+  return new ClientError("invalid-argument", message, { code: "not-found" });
 }
 
 /** `(asked for application "a", environment "e")`, from a discovery URL (`discoveryUrl`). */

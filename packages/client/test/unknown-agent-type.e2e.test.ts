@@ -1,6 +1,7 @@
 /**
  * An agent type the catalogue lacks (a misspelt contract name, the wrong environment): the
- * refusal names what was asked for and the agent types there are, at most eight of them.
+ * refusal names what was asked for and the agent types there are, at most eight of them. A
+ * method the agent type lacks names the methods there are, the same way.
  */
 import { echoContract } from "@golem-stream/contract/demo";
 import { type AgentTypeDefinition } from "@golem-stream/server";
@@ -10,13 +11,15 @@ import { startHostServer } from "./support/embedded.js";
 
 /** A fresh graph each time: the definition's graphs are plain JSON objects (mutable arrays). */
 const emptyRecord = () => ({ root: { kind: "record", value: { fields: [] } } });
-const agentType = (name: string): AgentTypeDefinition => ({
+const agentType = (name: string, methods = ["one"]): AgentTypeDefinition => ({
   name,
   constructorParameters: emptyRecord(),
-  methods: [{ name: "one", parameters: emptyRecord(), result: { root: { kind: "u32", value: {} } } }],
+  methods: methods.map((method) => ({ name: method, parameters: emptyRecord(), result: { root: { kind: "u32", value: {} } } })),
   config: [],
-  implementations: { one: async () => ({ kind: "u32", value: 1 }) },
+  implementations: Object.fromEntries(methods.map((method) => [method, async () => ({ kind: "u32", value: 1 })])),
 });
+
+const tenMethods = Array.from({ length: 10 }, (_, i) => `m${i}`);
 
 let close: () => Promise<void>;
 let client: Client;
@@ -27,6 +30,7 @@ beforeAll(
         few: [agentType("tally"), agentType("echo-two")],
         many: Array.from({ length: 11 }, (_, i) => agentType(`type-${i}`)),
         none: [],
+        methods: [agentType("pair", ["sum", "count"]), agentType("wide", tenMethods)],
       },
     })),
 );
@@ -58,5 +62,28 @@ describe("an agent type the catalogue lacks", () => {
       code: "not-found",
       message: 'agent type "echo" is not in the catalogue of application "app", environment "none" (it has no agent types)',
     });
+  });
+});
+
+describe("a method the agent type lacks", () => {
+  it("names the methods the agent type has, in catalogue order", async () => {
+    const pair = await client.agent({ application: "app", environment: "methods", agentType: "pair", constructorArgs: {} });
+    expect(() => pair.invoke("summ", {})).toThrow(
+      expect.objectContaining({
+        kind: "invalid-argument",
+        code: "not-found",
+        message: 'agent type "pair" has no method "summ" (methods: "sum", "count")',
+      }),
+    );
+  });
+
+  it("lists at most eight, then says how many more", async () => {
+    const wide = await client.agent({ application: "app", environment: "methods", agentType: "wide", constructorArgs: {} });
+    expect(() => wide.invoke("m10", {})).toThrow(
+      expect.objectContaining({
+        code: "not-found",
+        message: 'agent type "wide" has no method "m10" (methods: "m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7" and 2 more)',
+      }),
+    );
   });
 });
