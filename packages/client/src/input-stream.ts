@@ -99,7 +99,8 @@ export class InputStream {
 
 const asNative = (item: unknown): ParamNode => item as ParamNode;
 
-function stringNode(item: unknown): ParamNode {
+/** A `stream<string>` item as its node; any other item is refused naming its index, as a typed call's item is (`item 2: …`). */
+function stringNode(item: unknown, index: number): ParamNode {
   if (typeof item === "string") return { kind: "string", value: item };
   const what =
     item === null
@@ -109,7 +110,7 @@ function stringNode(item: unknown): ParamNode {
         : item === undefined
           ? "undefined"
           : `${typeof item === "object" ? "an" : "a"} ${typeof item}`;
-  throw new ClientError("invalid-argument", `a string input yielded ${what}, not a string`);
+  throw new ClientError("invalid-argument", `item ${index}: a string input yielded ${what}, not a string`);
 }
 
 /** Constructors for the three element kinds, plus string and JS conveniences. */
@@ -135,6 +136,8 @@ export const inputStream = {
    * connection over it (`validation-error`).
    */
   strings(source: Source<string>): InputStream {
-    return inputStream.values(source, stringNode);
+    // The feeder encodes each item once, in the order the source yields them: the count is its index.
+    let index = 0;
+    return inputStream.values(source, (item) => stringNode(item, index++));
   },
 };

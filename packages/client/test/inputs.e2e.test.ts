@@ -129,17 +129,21 @@ describe("stream<string> sources", () => {
   });
 
   it.each([
-    ["a number", 42, "a number"],
-    ["a Buffer (a Node stream without setEncoding)", Buffer.from("abc"), "bytes"],
+    ["a number", 42, "item 1: a string input yielded a number, not a string"],
+    [
+      "a Buffer (a Node stream without setEncoding)",
+      Buffer.from("abc"),
+      'item 1: a string input yielded bytes (decode them first, e.g. setEncoding("utf8") on a Node stream, or use inputStream.bytes), not a string',
+    ],
   ])(
-    "an item that is %s fails the input here: the server never sees it, no violation, the invocation ends",
-    async (_label, wrong, what) => {
+    "an item that is %s fails the input here, naming its index: the server never sees it, no violation, the invocation ends",
+    async (_label, wrong, message) => {
       const call = client.invoke({ ...demo, method: "reverse", methodParameters: record(inputStream.strings(["a", wrong as never, "b"])) });
       const failures: unknown[] = [];
       call.on("inputFailed", (event) => failures.push(event.error));
       const items = (await firstStream(call)).values();
       await expect(collect(items)).rejects.toMatchObject({ kind: "stream-failed" });
-      expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", message: expect.stringContaining(what) })]);
+      expect(failures).toEqual([expect.objectContaining({ kind: "invalid-argument", message })]);
       // The output's producer read the input's cancel (source-unavailable) and failed its stream; the
       // invocation is over, not left running behind a connection the server closed over a bad item
       // (validation-error), which the client reported as a rejection.
