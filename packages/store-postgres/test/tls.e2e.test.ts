@@ -4,9 +4,10 @@
  * a certificate it cannot verify, `verify-full` verifies it against `sslrootcert`, `sslcert` and
  * `sslkey` present the client's, `prefer` uses TLS where the server offers it and goes without
  * against the tests' server, which does not; and pg's warning about sslmode is never printed.
+ * Files not named are libpq's defaults in `~/.postgresql/`: HOME is a directory of the test's own.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -17,6 +18,9 @@ import { cleanUp, freshSchema, pgUrl } from "./support/stores.js";
 
 const directory = mkdtempSync(join(tmpdir(), "tls-"));
 const path = (name: string) => join(directory, name);
+/** The home directory the store looks in for `.postgresql/` (HOME, while the tests run). */
+const home = path("home");
+const previousHome = process.env.HOME;
 let server: LocalPostgres;
 const stores: PostgresSessionStore[] = [];
 const warnings: string[] = [];
@@ -53,10 +57,14 @@ beforeAll(async () => {
     settings: { ssl: "on", ssl_cert_file: path("server.crt"), ssl_key_file: path("server.key"), ssl_ca_file: path("ca.crt") },
   });
   process.on("warning", onWarning);
+  mkdirSync(home);
+  process.env.HOME = home;
 }, 120_000);
 
 afterAll(async () => {
   process.off("warning", onWarning);
+  if (previousHome === undefined) delete process.env.HOME;
+  else process.env.HOME = previousHome;
   await Promise.all(stores.map((store) => store.close()));
   await cleanUp();
   await server?.stop();
@@ -108,7 +116,7 @@ it("require takes a certificate it cannot verify, without pg's warning about ssl
 });
 
 it("verify-full refuses the certificate without its root, and takes it with sslrootcert", async () => {
-  await expect(open(url(server.url, { sslmode: "verify-full" }).text)).rejects.toThrow(/certificate/);
+  await expect(open(url(server.url, { sslmode: "verify-full", sslrootcert: "system" }).text)).rejects.toThrow(/certificate/);
   const { text, name } = url(server.url, { sslmode: "verify-full", sslrootcert: path("ca.crt") });
   await open(text);
   expect((await connectionsOf(server.url, name)).every((connection) => connection.ssl)).toBe(true);
@@ -125,6 +133,26 @@ it("sslcert and sslkey present the client's certificate", async () => {
   const connections = await connectionsOf(server.url, name);
   expect(connections.length).toBeGreaterThan(0);
   expect(connections.every((connection) => connection.ssl && /CN=postgres/.test(connection.client_dn ?? ""))).toBe(true);
+});
+
+it("without sslrootcert, sslcert and sslkey: ~/.postgresql/root.crt, postgresql.crt and postgresql.key, as libpq", async () => {
+  const defaults = join(home, ".postgresql");
+  await expect(open(url(server.url, { sslmode: "verify-full" }).text)).rejects.toThrow(
+    `the file ${join(defaults, "root.crt")} does not exist: put the CAs to trust there`,
+  );
+  mkdirSync(defaults);
+  try {
+    copyFileSync(path("ca.crt"), join(defaults, "root.crt"));
+    copyFileSync(path("client.crt"), join(defaults, "postgresql.crt"));
+    copyFileSync(path("client.key"), join(defaults, "postgresql.key"));
+    const { text, name } = url(server.url, { sslmode: "verify-full" });
+    await open(text);
+    const connections = await connectionsOf(server.url, name);
+    expect(connections.length).toBeGreaterThan(0);
+    expect(connections.every((connection) => connection.ssl && /CN=postgres/.test(connection.client_dn ?? ""))).toBe(true);
+  } finally {
+    rmSync(defaults, { recursive: true, force: true });
+  }
 });
 
 it("prefer uses TLS where the server offers it, and goes without where it does not", async () => {
