@@ -12,6 +12,7 @@
  */
 import pg from "pg";
 import { OutageGrace, type OutageClock } from "@golem-stream/server/store";
+import type { Grantee } from "./privileges.js";
 import { asStoreError, isUnavailable } from "./store-error.js";
 
 /** A pooled connection checked out by `Connections.checkOut`; `release` with the error that spoilt it, if any. */
@@ -78,6 +79,12 @@ export class Connections {
         if (!this.#withoutTls(error)) throw asStoreError(error);
       }
     }
+  }
+
+  /** The role and database every connection is made as and to, `pg`'s defaults filled in (`PGUSER`, `PGDATABASE`, …). */
+  grantee(): Grantee {
+    const { user, database } = new pg.Client(this.#options.config);
+    return { role: user ?? "", database: database ?? user ?? "" };
   }
 
   /** A connection's error that no caller will see: to `onError`, unless it is an outage someone observes. */

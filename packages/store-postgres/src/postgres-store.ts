@@ -52,6 +52,7 @@ import * as journal from "./journal.js";
 import * as logs from "./log-appends.js";
 import { serverHasLz4, writerSetup, type LogCompression } from "./log-storage.js";
 import { Membership } from "./membership.js";
+import { connectRefused } from "./privileges.js";
 import * as retention from "./retention.js";
 import { toSession, toStream, type SessionRow, type StreamRow } from "./rows.js";
 import { checkSchemaName, migrate } from "./schema.js";
@@ -176,7 +177,9 @@ export class PostgresSessionStore implements ClusterSessionStore {
     this.#opening ??= (async () => {
       this.#state = "opening";
       try {
-        const client = await this.#connections.checkOut();
+        const client = await this.#connections.checkOut().catch((error: unknown) => {
+          throw connectRefused(error, this.#connections.grantee());
+        });
         let failure: unknown;
         try {
           Object.assign(this.#features, await migrate(client.connection, this.schema));

@@ -3,11 +3,11 @@
  * 42501): which grant is missing, as a statement an operator can run,
  * instead of PostgreSQL's bare `permission denied for database …`.
  *
- * A node's role needs either to own the schema (it then creates and
- * upgrades the tables: CREATE on the database, or a schema created for it),
- * or, where a node of the owner's role has created them, USAGE on the
- * schema and SELECT, INSERT, UPDATE and DELETE on its tables (README,
- * *Privileges*).
+ * A node's role needs CONNECT on the database (PUBLIC has it unless it was
+ * revoked), and either to own the schema (it then creates and upgrades the
+ * tables: CREATE on the database, or a schema created for it), or, where a
+ * node of the owner's role has created them, USAGE on the schema and SELECT,
+ * INSERT, UPDATE and DELETE on its tables (README, *Privileges*).
  */
 import type pg from "pg";
 
@@ -32,6 +32,19 @@ export async function existing(client: pg.ClientBase, schema: string): Promise<G
     [schema],
   );
   return rows[0]!;
+}
+
+/**
+ * `error` with the grant to connect, when PostgreSQL refused `who` the database as it connected: a
+ * role without CONNECT there (revoked from PUBLIC, and not granted to the role); else as it is.
+ */
+export function connectRefused(error: unknown, who: Grantee): unknown {
+  if (!isInsufficientPrivilege(error)) return error;
+  const { role, database } = quoted(who);
+  return refused(
+    `the role ${who.role} cannot connect to database ${who.database}, lacking CONNECT on it: GRANT CONNECT ON DATABASE ${database} TO ${role}`,
+    error,
+  );
 }
 
 /** `error` with the missing grant said, when it is a privilege refused while creating `schema`; else as it is. */

@@ -3,6 +3,7 @@
  * PostgreSQL's bare `permission denied`. A schema created for the role is enough without CREATE
  * on the database.
  */
+import { randomBytes } from "node:crypto";
 import { afterAll, expect, it } from "vitest";
 import { PostgresSessionStore } from "../src/index.js";
 import { cleanUp, connect, freshSchema, pgUrl, withAdmin } from "./support/stores.js";
@@ -108,4 +109,30 @@ it("a role that does not own the tables, meeting a migration, is told to open th
       );
     },
   );
+});
+
+it("a role without CONNECT on the database is told the grant", async () => {
+  // A database of the test's own: PUBLIC's CONNECT revoked on the shared one would refuse the other files' roles.
+  const database = `d_${randomBytes(6).toString("hex")}`;
+  await withAdmin((client) => client.query(`CREATE DATABASE ${database}`));
+  try {
+    await asNewRole(
+      () => `REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`,
+      async (url, role) => {
+        const target = new URL(url);
+        target.pathname = `/${database}`;
+        const failure = await opening(target.toString(), freshSchema()).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(failure).toMatchObject({
+          message: `the role ${role} cannot connect to database ${database}, lacking CONNECT on it: GRANT CONNECT ON DATABASE ${database} TO ${role}`,
+          code: "42501",
+          cause: { code: "42501" },
+        });
+      },
+    );
+  } finally {
+    await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
+  }
 });
