@@ -17,6 +17,9 @@
  * - @golem-stream/server, store-postgres, conformance, console: optional
  *   peers or loaded on demand (src/optional-packages.ts says how to install
  *   a missing one, which needs the real import to fail).
+ * - @opentelemetry/*: optional peers, loaded only when serve exports traces
+ *   (src/commands/serve-tracing.ts); the API must also be the one copy the
+ *   server's spans and the SDK's diagnostics share.
  * - pino, pino-pretty: their worker-thread transports load files by path.
  * - bufferutil, utf-8-validate, better-sqlite3: native modules (ws falls
  *   back to JavaScript when the optional ones are missing).
@@ -31,6 +34,10 @@ export const EXTERNAL = [
   "@golem-stream/store-postgres",
   "@golem-stream/conformance",
   "@golem-stream/console",
+  "@opentelemetry/api",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/resources",
+  "@opentelemetry/sdk-trace",
   "pino",
   "pino-pretty",
   "bufferutil",

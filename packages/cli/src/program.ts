@@ -5,7 +5,7 @@
  * server's native SQLite module cannot load. Option types and defaults are options.ts, their
  * parsers option-parsers.ts; nothing imports this file but the entry points.
  */
-import { createRequire } from "node:module";
+import { CLI_VERSION } from "./cli-version.js";
 import { Command, CommanderError } from "commander";
 import { CliError, EXIT, EXIT_INTERNAL } from "./exit-codes.js";
 import type { ExitCode } from "./exit-codes.js";
@@ -28,7 +28,7 @@ import { addTokenCommands } from "./commands/token-command.js";
 export function buildProgram(io: CliIo, setExitCode: (code: ExitCode) => void): Command {
   const program = new Command("golem-stream")
     .description("Serve the Golem Stream Session protocol, invoke streaming agent methods, and resume them after a crash.")
-    .version(VERSION, "-V, --version")
+    .version(CLI_VERSION, "-V, --version")
     .exitOverride()
     // Options after a subcommand are its own (conformance hands them all to the kit).
     .enablePositionalOptions()
@@ -68,10 +68,6 @@ ${EXIT_HELP}`,
   addCatalogueCommands(program, context);
   return program;
 }
-
-// By the package's own name, not a relative path: the bundled executable runs this from
-// dist/chunks/, the library from dist/ (package.json exports "./package.json").
-const VERSION = (createRequire(import.meta.url)("@golem-stream/cli/package.json") as { version: string }).version;
 
 /**
  * Runs the CLI and resolves with the process exit code. Never throws: a

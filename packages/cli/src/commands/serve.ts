@@ -46,6 +46,8 @@ import { shellWord } from "../io/shell-word.js";
 import { commandName } from "../io/command-name.js";
 import { serveLimits } from "./serve-limits.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
+import { catalogueLine, drainOutcome, formatMs } from "./serve-texts.js";
+import { serveTracing } from "./serve-tracing.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -165,6 +167,8 @@ async function serveWith(
   logger: CliLogger,
 ): Promise<ExitCode> {
   const jwt = await jwtAuthentication(options, logger);
+  // Checked before anything is created: a setting it cannot honour is a usage error.
+  const tracing = await serveTracing(io.env, logger, cluster?.nodeId);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
   const {
     startEmbeddedServer,
@@ -236,6 +240,7 @@ async function serveWith(
       tokens: staticTokens(bearers),
       ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
+      ...(tracing === undefined ? {} : { tracerProvider: tracing.tracerProvider }),
       healthEndpoints: true,
       ...(options.metrics ? { metrics: { processMetrics: true } } : {}),
       limits: { sessionRetentionMs: options.retention, detachedSessionTimeoutMs: options.detachedTimeout, ...serveLimits(options) },
@@ -294,6 +299,7 @@ async function serveWith(
             : []),
         ];
   if (jwt !== undefined) where.push(jwt.description);
+  if (tracing !== undefined) where.push(tracing.description);
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
   where.push(...served.lines);
@@ -334,6 +340,7 @@ async function serveWith(
   if (cluster === undefined) {
     logger.info("stopping", { event: "server.stopping", reason });
     await server.close();
+    await tracing?.shutdown();
     logger.info("stopped", { event: "server.stop" });
     return EXIT.success;
   }
@@ -345,19 +352,10 @@ async function serveWith(
   logger.info("draining", { event: "server.draining", reason, timeoutMs: cluster.drainTimeoutMs });
   const started = Date.now();
   const { failed, handedOver } = await server.drain(cluster.drainTimeoutMs);
+  await tracing?.shutdown();
   announce(io, `drained in ${formatMs(Date.now() - started)}: ${drainOutcome(failed, handedOver)}; left the cluster\n`);
   logger.info("stopped", { event: "server.stop", failed, handedOver });
   return EXIT.success;
-}
-
-/** What became of the invocations this node ran, for the line a drained node prints. */
-function drainOutcome(failed: number, handedOver: number): string {
-  if (failed === 0 && handedOver === 0) return "every invocation this node ran has finished";
-  const invocations = (n: number) => `${n} invocation${n === 1 ? "" : "s"}`;
-  const parts = [];
-  if (handedOver > 0) parts.push(`${invocations(handedOver)} still running at the deadline left to other nodes to run again`);
-  if (failed > 0) parts.push(`${invocations(failed)} still running at the deadline failed (not replayable)`);
-  return parts.join(", ");
 }
 
 /**
@@ -381,20 +379,4 @@ async function loadServedAgents(
     throw new CliError(EXIT.agentsInvalid, `--agents ${options.agents}: ${error instanceof Error ? error.message : String(error)}`);
   }
   return { ...describeServedAgents(options.agents, agents, options.demo), agents };
-}
-
-/** The banner's line on the catalogue a cluster node checks the others against. */
-function catalogueLine(fingerprint: string | undefined, allowDrift: boolean): string {
-  if (fingerprint === undefined) return "catalogue of an agent host of its own: not compared with the other nodes'";
-  const rule = allowDrift
-    ? "other nodes may serve another catalogue: --allow-catalogue-drift"
-    : "every node of the cluster must serve the same";
-  return `catalogue ${fingerprint.slice(0, 12)} (${rule})`;
-}
-
-/** 30000 → `30s`, 1500 → `1.5s`, 250 → `250ms`. */
-function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms}ms`;
-  if (ms % 60_000 === 0 && ms >= 60_000) return `${ms / 60_000}m`;
-  return `${Math.round(ms / 100) / 10}s`;
 }

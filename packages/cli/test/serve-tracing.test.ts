@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { tracingSettings } from "../src/commands/serve-tracing.js";
+
+const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+
+describe("serve's OpenTelemetry settings from the environment", () => {
+  it.each([
+    ["nothing set", {}],
+    ["an empty endpoint (empty is unset)", { OTEL_EXPORTER_OTLP_ENDPOINT: " " }],
+    ["the exporter none", { ...ENDPOINT, OTEL_TRACES_EXPORTER: "none" }],
+    ["the SDK disabled", { ...ENDPOINT, OTEL_SDK_DISABLED: "TRUE" }],
+    ["the SDK disabled, exporter otlp", { OTEL_TRACES_EXPORTER: "otlp", OTEL_SDK_DISABLED: "true" }],
+  ])("exports nothing with %s", (_, env) => {
+    expect(tracingSettings(env)).toBeUndefined();
+  });
+
+  it("exports to the endpoint's /v1/traces when only an endpoint is set", () => {
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual({
+      endpoint: "http://collector:4318/v1/traces",
+      sampler: { name: "parentbased_always_on", ratio: 1 },
+      batch: {},
+    });
+  });
+
+  it("takes the traces endpoint as it is, over the general one, and never shows its credentials", () => {
+    const settings = tracingSettings({
+      ...ENDPOINT,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://user:s3cret@traces.example:443/otlp/traces",
+    });
+    expect(settings?.endpoint).toBe("https://traces.example/otlp/traces");
+  });
+
+  it("exports to the specification's default endpoint when the exporter is asked for by name", () => {
+    expect(tracingSettings({ OTEL_TRACES_EXPORTER: "otlp" })?.endpoint).toBe("http://localhost:4318/v1/traces");
+    expect(tracingSettings({ OTEL_TRACES_EXPORTER: " none , otlp" })?.endpoint).toBe("http://localhost:4318/v1/traces");
+  });
+
+  it("reads the sampler, its ratio and the batch processor's settings", () => {
+    const settings = tracingSettings({
+      ...ENDPOINT,
+      OTEL_TRACES_SAMPLER: "ParentBased_TraceIdRatio",
+      OTEL_TRACES_SAMPLER_ARG: "0.25",
+      OTEL_BSP_SCHEDULE_DELAY: "0",
+      OTEL_BSP_MAX_QUEUE_SIZE: "100",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "100",
+      OTEL_BSP_EXPORT_TIMEOUT: "2000",
+    });
+    expect(settings?.sampler).toEqual({ name: "parentbased_traceidratio", ratio: 0.25 });
+    expect(settings?.batch).toEqual({ scheduledDelayMillis: 0, maxQueueSize: 100, maxExportBatchSize: 100, exportTimeoutMillis: 2000 });
+  });
+
+  it.each([
+    [{ OTEL_TRACES_EXPORTER: "zipkin" }, "OTEL_TRACES_EXPORTER=zipkin: serve exports traces with otlp only (or none)"],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve sends OTLP over HTTP as JSON"],
+    [
+      { ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" },
+      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf",
+    ],
+    [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "jaeger_remote" }, "OTEL_TRACES_SAMPLER=jaeger_remote: serve knows always_on"],
+    [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" }, "a number from 0 to 1"],
+    [{ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "0" }, "OTEL_BSP_MAX_QUEUE_SIZE=0: a whole number of at least 1"],
+    [{ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "5s" }, "OTEL_BSP_SCHEDULE_DELAY=5s: a whole number"],
+    [{ ...ENDPOINT, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "4096" }, "must not exceed OTEL_BSP_MAX_QUEUE_SIZE"],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "an OTLP/HTTP endpoint is an http:// or https:// URL"],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" }, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=not a url: not a URL"],
+  ])("refuses what it cannot honour, as a usage error: %j", (env, message) => {
+    expect(() => tracingSettings(env)).toThrow(expect.objectContaining({ exitCode: 2, message: expect.stringContaining(message) }));
+  });
+
+  it("ignores a sampler's argument the sampler takes none of", () => {
+    expect(tracingSettings({ ...ENDPOINT, OTEL_TRACES_SAMPLER: "always_off", OTEL_TRACES_SAMPLER_ARG: "x" })?.sampler).toEqual({
+      name: "always_off",
+      ratio: 1,
+    });
+  });
+});
