@@ -16,9 +16,10 @@ import { Keyring } from "@golem-stream/tokens";
 import { checkStaticTokens, withStaticTokens, type Authentication, type StaticToken } from "./auth/static-tokens.js";
 import { agentsFingerprint, agentsHost, type AgentsOptions } from "./catalogue/agents-host.js";
 import { isClusterStore } from "./store/cluster-store.js";
-import type { Logger, ServerLimits } from "./options.js";
+import type { Authorizer, Logger, Principal, ServerLimits } from "./options.js";
 import { createSessionServer, type ClusterOptions, type DrainOutcome, type SessionServer, type SessionServerOptions } from "./server.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
+import type { TlsCredentials } from "./transport/tls-credentials.js";
 import type { SessionStore } from "./store/session-store.js";
 import { SqliteSessionStore } from "./store/sqlite-store.js";
 import { checkOutageGraceMs } from "./store/outage-grace.js";
@@ -29,6 +30,8 @@ export interface EmbeddedServerOptions extends AgentsOptions {
   readonly port?: number;
   /** Default `127.0.0.1`. */
   readonly host?: string;
+  /** Serve HTTPS and `wss://` with this certificate and key (see `ListenOptions.tls`); replace it with `server.setTlsCertificate`. */
+  readonly tls?: TlsCredentials;
   /** Holds `sessions.db` and `keyring.json`; created if missing. */
   readonly dataDir: string;
   /**
@@ -97,11 +100,18 @@ export interface EmbeddedServerOptions extends AgentsOptions {
 }
 
 export interface EmbeddedServer {
-  /** `ws://host:port` */
+  /** `ws://host:port` (`wss://` with `tls`) */
   readonly url: string;
-  /** `http://host:port` */
+  /** `http://host:port` (`https://` with `tls`) */
   readonly httpUrl: string;
   readonly server: SessionServer;
+  /**
+   * Replaces the static tokens (as `options.tokens`; a `TypeError` for a
+   * list it would refuse, and the tokens in use stay): new handshakes, a
+   * resume or takeover included, are authenticated against the new list;
+   * connections already open keep the caller they were authenticated as.
+   */
+  setTokens(tokens: readonly StaticToken[]): void;
   close(): Promise<void>;
   /** `SessionServer.drain`, then closes the store; resolves with what became of the invocations still running at the deadline. */
   drain(timeoutMs: number): Promise<DrainOutcome>;
@@ -190,17 +200,17 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
         ? {}
         : { outageGraceMs: checkOutageGraceMs(options.storeOutageGraceMs, "storeOutageGraceMs") }),
     });
+  const secret =
+    options.principalSecret === undefined
+      ? loadOrCreatePrincipalSecret(options.dataDir).secret
+      : checkPrincipalSecret(options.principalSecret, "options.principalSecret");
+  const authentication = swappableTokens(options.tokens, secret, options.authentication);
   const server = createSessionServer({
     store,
     host,
     keyring,
-    ...withStaticTokens(
-      options.tokens,
-      options.principalSecret === undefined
-        ? loadOrCreatePrincipalSecret(options.dataDir).secret
-        : checkPrincipalSecret(options.principalSecret, "options.principalSecret"),
-      options.authentication,
-    ),
+    authenticator: authentication.authenticator,
+    authorizer: authentication.authorizer,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...clusterOptions(options, store),
@@ -216,7 +226,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   });
   let address;
   try {
-    address = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+    address = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1", options.tls === undefined ? {} : { tls: options.tls });
   } catch (error) {
     await server.close();
     await store.close();
@@ -228,7 +238,48 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     url: address.url,
     httpUrl: address.httpUrl,
     server,
+    setTokens: (tokens) => {
+      try {
+        checkStaticTokens(tokens);
+      } catch (error) {
+        throw new TypeError(`tokens: ${(error as Error).message}`);
+      }
+      if (tokens.length === 0 && options.authentication === undefined)
+        throw new TypeError("tokens must not be empty without options.authentication");
+      authentication.replace(tokens);
+    },
     close: () => (closed ??= server.close().then(() => store.close())),
     drain: (timeoutMs) => (drained ??= server.drain(timeoutMs).finally(() => (closed ??= store.close()))),
+  };
+}
+
+/**
+ * `withStaticTokens` whose token list can be replaced. Each caller is
+ * authorized by the authorizer of the list that authenticated it: a
+ * connection opened before a replacement keeps the rights it was given
+ * (sessions already attached run on), whatever the new list says.
+ */
+function swappableTokens(
+  tokens: readonly StaticToken[],
+  secret: Uint8Array,
+  other: Authentication | undefined,
+): Required<Authentication> & { replace(tokens: readonly StaticToken[]): void } {
+  let current = withStaticTokens(tokens, secret, other);
+  const authorizedBy = new WeakMap<Principal, Authorizer>();
+  return {
+    authenticator: (bearer, request) => {
+      const { authenticator, authorizer } = current;
+      const remember = (caller: Principal | undefined): Principal | undefined => {
+        if (caller !== undefined) authorizedBy.set(caller, authorizer);
+        return caller;
+      };
+      // A static token is found at once: no promise (and no turn of the event loop) for it.
+      const caller = authenticator(bearer, request);
+      return caller instanceof Promise ? caller.then(remember) : remember(caller);
+    },
+    authorizer: (request) => (authorizedBy.get(request.caller) ?? current.authorizer)(request),
+    replace: (next) => {
+      current = withStaticTokens(next, secret, other);
+    },
   };
 }

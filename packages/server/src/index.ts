@@ -39,8 +39,10 @@ export {
   type SessionServerOptions,
   type ClusterOptions,
   type ListeningAddress,
+  type ListenOptions,
   type PageHandler,
 } from "./server.js";
+export { TlsCertificateError, type TlsCredentials, type TlsErrorCode } from "./transport/tls-credentials.js";
 export type { Timers, TimerHandle } from "./timers.js";
 export type {
   ServerObserver,

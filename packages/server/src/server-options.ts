@@ -15,6 +15,7 @@ import type { Authenticator, Authorizer, Logger, ServerLimits } from "./options.
 import type { SessionStore } from "./store/session-store.js";
 import type { Timers } from "./timers.js";
 import type { BrowserOptions } from "./transport/browser-access.js";
+import type { TlsCredentials } from "./transport/tls-credentials.js";
 import type { Readiness } from "./observability/http-endpoints.js";
 import type { MetricsOptions } from "./observability/prometheus-metrics.js";
 import type { PartialObserver } from "./observability/server-observer.js";
@@ -132,15 +133,35 @@ export function leaseTtlOf(options: SessionServerOptions): number {
 export interface ListeningAddress {
   readonly host: string;
   readonly port: number;
-  /** `ws://host:port` */
+  /** `ws://host:port` (`wss://` with TLS) */
   readonly url: string;
-  /** `http://host:port` */
+  /** `http://host:port` (`https://` with TLS) */
   readonly httpUrl: string;
 }
 
+/** How `listen` serves beyond its port and host. */
+export interface ListenOptions {
+  /**
+   * Serve HTTPS (and `wss://`) with this certificate and key, under the same
+   * bounds as plain HTTP; the TLS handshake counts in `limits.httpRequestTimeoutMs`.
+   * Credentials that cannot be used reject `listen` with `TlsCertificateError`
+   * before anything listens. Replace them later with `setTlsCertificate`.
+   */
+  readonly tls?: TlsCredentials;
+}
+
 export interface SessionServer {
-  /** Listens on an HTTP server of its own (port 0 picks a free port). */
-  listen(port?: number, host?: string): Promise<ListeningAddress>;
+  /** Listens on an HTTP (with `options.tls`, HTTPS) server of its own (port 0 picks a free port). */
+  listen(port?: number, host?: string, options?: ListenOptions): Promise<ListeningAddress>;
+  /**
+   * Serves new connections of the listener `listen` opened with TLS with
+   * these credentials (a renewed certificate); open connections keep theirs.
+   * Throws `TlsCertificateError`, leaving the credentials in use as they
+   * were: `tls-certificate-invalid` when they cannot be used (a PEM that
+   * does not parse, a key that is not the certificate's, a wrong
+   * passphrase), `tls-not-enabled` when the server does not listen with TLS.
+   */
+  setTlsCertificate(credentials: TlsCredentials): void;
   /** Serves the session and discovery endpoints on an existing server; other paths are left alone. */
   attach(server: Server): void;
   /** New tokens use the new keyring's active key; its verify-only keys keep old tokens valid. */

@@ -19,7 +19,8 @@ import type { Keyring } from "@golem-stream/tokens";
 import type { Registry } from "prom-client";
 import { BrowserAccess, listeningOrigins } from "./transport/browser-access.js";
 import { routeRequest, type HttpRoutes } from "./transport/http-routes.js";
-import { createHttpListener } from "./transport/http-listener.js";
+import { createHttpListener, type HttpListener } from "./transport/http-listener.js";
+import { TlsCertificateError, type TlsCredentials } from "./transport/tls-credentials.js";
 import { SessionEndpoint } from "./transport/session-endpoint.js";
 import { HostCheck } from "./transport/host-check.js";
 import { AuthThrottle } from "./transport/auth-throttle.js";
@@ -48,6 +49,7 @@ import {
   type BufferedBytes,
   type DrainOutcome,
   type ListeningAddress,
+  type ListenOptions,
   type SessionServer,
   type SessionServerOptions,
 } from "./server-options.js";
@@ -57,6 +59,7 @@ export type {
   ClusterOptions,
   DrainOutcome,
   ListeningAddress,
+  ListenOptions,
   PageHandler,
   SessionServer,
   SessionServerOptions,
@@ -92,7 +95,7 @@ class NodeSessionServer implements SessionServer {
     upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
     request: (request: IncomingMessage, response: ServerResponse) => void;
   }[] = [];
-  #owned: Server | undefined;
+  #owned: HttpListener | undefined;
   #closing = false;
   #draining = false;
 
@@ -259,19 +262,21 @@ class NodeSessionServer implements SessionServer {
     this.#attached.push({ server, upgrade, request });
   }
 
-  async listen(port = 0, host = "127.0.0.1"): Promise<ListeningAddress> {
+  async listen(port = 0, host = "127.0.0.1", options: ListenOptions = {}): Promise<ListeningAddress> {
     await this.ready;
     await this.#catalogueVerified;
-    const { server, becameSession, onUpgrade } = createHttpListener(
+    const listener = createHttpListener(
       (req, res) => void routeRequest(this.#routes, req, res, true),
       this.#limits,
       () => this.#observer.attachRejected("overloaded", "connection"),
       probePaths(this.#routes.operations),
+      options.tls,
     );
+    const { server, becameSession, onUpgrade } = listener;
     onUpgrade((req, socket, head) => {
       void this.#endpoint.upgrade(req, socket, head, true).then((session) => session && becameSession(socket));
     });
-    this.#owned = server;
+    this.#owned = listener;
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(port, host, () => {
@@ -285,12 +290,19 @@ class NodeSessionServer implements SessionServer {
       this.#browsers?.allow(listeningOrigins(address.address, address.port, local));
     }
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    const secure = listener.secure ? "s" : "";
     return {
       host: address.address,
       port: address.port,
-      url: `ws://${shownHost}:${address.port}`,
-      httpUrl: `http://${shownHost}:${address.port}`,
+      url: `ws${secure}://${shownHost}:${address.port}`,
+      httpUrl: `http${secure}://${shownHost}:${address.port}`,
     };
+  }
+
+  setTlsCertificate(credentials: TlsCredentials): void {
+    const owned = this.#owned;
+    if (owned === undefined) throw new TlsCertificateError("tls-not-enabled", "the server does not listen (listen with tls first)");
+    owned.setTlsCertificate(credentials);
   }
 
   async close(): Promise<void> {
@@ -304,7 +316,7 @@ class NodeSessionServer implements SessionServer {
       server.off("upgrade", upgrade);
       server.off("request", request);
     }
-    const owned = this.#owned;
+    const owned = this.#owned?.server;
     if (owned !== undefined) {
       owned.closeAllConnections();
       await new Promise<void>((resolve) => owned.close(() => resolve()));

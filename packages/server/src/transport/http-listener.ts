@@ -5,13 +5,20 @@
  * body no route reads), and answer an oversized or malformed request with a
  * bare status line, outside the error envelope every other refusal uses.
  * A server handed to `attach` keeps its own settings: its owner chose them.
+ * With TLS credentials it is an HTTPS server with the same bounds, counted
+ * from each TCP accept (tcp-sockets.ts).
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
 import { ProtocolError } from "@golem-stream/wire";
 import { ConnectionGate } from "./connection-gate.js";
 import { answerAndClose, rawErrorResponse, rejectUpgrade, sendHttpError } from "./http-handshake.js";
 import { isProbeRequest, ProbeReserve } from "./probe-reserve.js";
+import { TcpSockets } from "./tcp-sockets.js";
+import { checkedTlsOptions, TlsCertificateError, type TlsCredentials } from "./tls-credentials.js";
 
 /**
  * Largest request head read. Above the server's own bounds on what it reads
@@ -34,7 +41,15 @@ export interface HttpListenerLimits {
 
 /** The listener's server, and how a connection leaves its count. */
 export interface HttpListener {
-  readonly server: Server;
+  readonly server: Server | HttpsServer;
+  /** Whether it serves HTTPS. */
+  readonly secure: boolean;
+  /**
+   * New connections get these credentials; open ones keep theirs. A
+   * `TlsCertificateError` when they cannot be used (the ones in use stay)
+   * or the listener serves plain HTTP.
+   */
+  setTlsCertificate(credentials: TlsCredentials): void;
   /** The connection became a session socket: it no longer counts in `maxHttpConnections`. */
   becameSession(socket: Duplex): void;
   /** Handles upgrades, but for those of connections over the budget: they are refused `overloaded`. */
@@ -48,60 +63,80 @@ export interface HttpListener {
  * answered `overloaded` (503) in the envelope and closed, and `refused` is
  * told. A request for one of `probePaths` is the exception
  * (`probe-reserve.ts`): it is answered over the budget too, then its
- * connection closes.
+ * connection closes. With `tls` (checked first: a `TlsCertificateError`
+ * when it cannot be used) the server is HTTPS, and its TLS handshake must
+ * complete within `httpRequestTimeoutMs` too.
  */
 export function createHttpListener(
   listener: RequestListener,
   limits: HttpListenerLimits,
   refused: () => void = () => {},
   probePaths: ReadonlySet<string> = new Set(),
+  tls?: TlsCredentials,
 ): HttpListener {
   const requestTimeoutMs = limits.httpRequestTimeoutMs;
   const gate = new ConnectionGate(limits.maxHttpConnections);
   const reserve = new ProbeReserve(requestTimeoutMs);
-  const server = createServer(
-    {
-      headersTimeout: requestTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(requestTimeoutMs),
-      maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
-    },
-    (request, response) => {
-      // No route reads a request body: one that brings one must not keep its connection for it.
-      if (bringsBody(request)) response.shouldKeepAlive = false;
-      if (reserve.holds(request.socket)) {
-        response.shouldKeepAlive = false;
-        if (!reserve.take(request.socket) || !isProbeRequest(request, probePaths)) {
-          refused();
-          sendHttpError(response, overloadedError());
-          return;
-        }
+  const tcp = new TcpSockets();
+  const options = {
+    headersTimeout: requestTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(requestTimeoutMs),
+    maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+  };
+  const onRequest: RequestListener = (request, response) => {
+    // No route reads a request body: one that brings one must not keep its connection for it.
+    if (bringsBody(request)) response.shouldKeepAlive = false;
+    const socket = tcp.tcpOf(request.socket);
+    if (reserve.holds(socket)) {
+      response.shouldKeepAlive = false;
+      if (!reserve.take(socket) || !isProbeRequest(request, probePaths)) {
+        refused();
+        sendHttpError(response, overloadedError());
+        return;
       }
-      listener(request, response);
-    },
-  );
+    }
+    listener(request, response);
+  };
+  const server =
+    tls === undefined
+      ? createServer(options, onRequest)
+      : createHttpsServer({ ...options, ...checkedTlsOptions(tls), handshakeTimeout: requestTimeoutMs }, onRequest);
   server.on("clientError", answerClientError);
-  // After Node's own connection listener, which gives the socket its parser: destroying it now
-  // ends that parser as any closed connection does.
-  server.on("connection", (socket: Duplex) => {
+  // After Node's own connection listener, which gives the socket its parser (or, with TLS, wraps
+  // it in its TLS socket): destroying it now ends that parser (or handshake) as any closed connection does.
+  server.on("connection", (socket: Socket) => {
+    if (tls !== undefined) tcp.accepted(socket);
     if (gate.admit(socket)) return;
     const refuse = (): void => {
       refused();
-      refuseConnection(socket);
+      // Over TLS the envelope can only go out once the handshake has completed; before, the socket just closes.
+      const answering = tls === undefined ? socket : tcp.secureOf(socket);
+      if (answering === undefined) socket.destroy();
+      else refuseConnection(answering);
     };
-    if (probePaths.size > 0 && reserve.admit(socket, refuse)) return;
+    // A refusal over TLS waits in the reserve for its handshake, probe or not: a handshake begun
+    // for every connection over the budget would cost what the budget is there to bound.
+    if ((probePaths.size > 0 || tls !== undefined) && reserve.admit(socket, refuse)) return;
     refuse();
   });
+  if (tls !== undefined) server.on("secureConnection", (socket: TLSSocket) => tcp.secured(socket));
   return {
     server,
-    becameSession: (socket) => gate.release(socket),
+    secure: tls !== undefined,
+    setTlsCertificate: (credentials) => {
+      if (!("setSecureContext" in server)) throw new TlsCertificateError("tls-not-enabled", "the server listens without TLS");
+      server.setSecureContext(checkedTlsOptions(credentials));
+    },
+    becameSession: (socket) => gate.release(tcp.tcpOf(socket)),
     onUpgrade: (handler) =>
       server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-        if (!reserve.holds(socket)) {
+        const under = tcp.tcpOf(socket);
+        if (!reserve.holds(under)) {
           handler(request, socket, head);
           return;
         }
-        reserve.take(socket);
+        reserve.take(under);
         refused();
         rejectUpgrade(socket, overloadedError());
       }),

@@ -1,0 +1,195 @@
+/**
+ * `listen` with TLS, over real loopback TLS sessions with a CA of the test's
+ * own: the addresses say `wss://` and `https://`; a streaming invocation
+ * runs end to end, its input's small text frames read by the server's own
+ * frame reader off the TLS socket; the listener's bounds hold over TLS (a
+ * connection over `maxHttpConnections` is answered `overloaded` in the
+ * envelope, a probe over it is still answered); `setTlsCertificate` serves
+ * new connections the new certificate, and credentials that cannot be used
+ * fail with `TlsCertificateError`, the certificate in use staying.
+ */
+import { randomUUID } from "node:crypto";
+import { request } from "node:https";
+import { connect } from "node:tls";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import WebSocket from "ws";
+import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
+import { TlsCertificateError, type TlsCredentials } from "../src/index.js";
+import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
+import { makeTestCertificates, type TestCertificates } from "./support/tls-certificates.js";
+
+/** What the server's frame reader answered for each session socket: true when it reads the small text frames itself. */
+const fastPaths = vi.hoisted((): boolean[] => []);
+vi.mock("@golem-stream/wire/internal", async (original) => {
+  const actual = await original<typeof import("@golem-stream/wire/internal")>();
+  return {
+    ...actual,
+    readWsTextFramesFirst: (...args: Parameters<typeof actual.readWsTextFramesFirst>) => {
+      const used = actual.readWsTextFramesFirst(...args);
+      fastPaths.push(used);
+      return used;
+    },
+  };
+});
+
+let certificates: TestCertificates;
+let first: TlsCredentials;
+let second: TlsCredentials;
+const servers: TestServer[] = [];
+
+beforeAll(() => {
+  certificates = makeTestCertificates();
+  first = certificates.issue("first");
+  second = certificates.issue("second");
+});
+
+afterAll(async () => {
+  for (const server of servers.splice(0)) await server.dispose();
+  certificates.remove();
+});
+
+async function start(options: Parameters<typeof startTestServer>[0] = {}): Promise<TestServer> {
+  const server = await startTestServer({ tls: first, ...options });
+  servers.push(server);
+  return server;
+}
+
+async function connectSession(url: string): Promise<RawClient> {
+  const socket = new WebSocket(`${url}${SESSION_PATH}`, [SUBPROTOCOL], {
+    headers: { authorization: "Bearer test-token" },
+    ca: certificates.ca,
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("error", reject);
+  });
+  return new RawClient(socket);
+}
+
+/** The common name of the certificate a new TLS connection to `httpUrl` is served. */
+async function servedName(httpUrl: string): Promise<string> {
+  const { hostname, port } = new URL(httpUrl);
+  const socket = connect({ host: hostname, port: Number(port), ca: certificates.ca });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
+      socket.once("error", reject);
+    });
+    return String(socket.getPeerCertificate().subject.CN);
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** GET `path` on a connection of its own: the status and body. */
+function get(httpUrl: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, httpUrl), { ca: certificates.ca, agent: false }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function health(httpUrl: string): Promise<{ status: number; body: unknown }> {
+  const { status, body } = await get(httpUrl, "/healthz");
+  return { status, body: JSON.parse(body) };
+}
+
+it("serves wss:// and https://: a streaming invocation runs end to end, its input read by the server's own frame reader off the TLS socket", async () => {
+  const server = await start({ healthEndpoints: true });
+  expect(server.url).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/);
+  expect(server.httpUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+  expect(await health(server.httpUrl)).toEqual({ status: 200, body: { status: "ok" } });
+
+  fastPaths.length = 0;
+  const client = await connectSession(server.url);
+  const ref = randomUUID();
+  client.send(demoStart("reverse", v.record(v.stream(ref))));
+  const accepted = await client.nextOf("invocationAccepted");
+  const input = accepted.mappings[0]!;
+  const words = Array.from({ length: 200 }, (_, index) => `word-${index}-${"x".repeat(index % 50)}`);
+  words.forEach((word, index) =>
+    client.send({ type: "inputStreamItem", channel: input.channel, sequence: BigInt(index), value: v.str(word) }),
+  );
+  client.send({ type: "inputStreamEnd", channel: input.channel, sequence: BigInt(words.length) });
+  const { messages, closed } = await client.all();
+  expect(closed.code).toBe(1000);
+  const result = messages.find((m) => m.type === "invocationResult");
+  if (result?.type !== "invocationResult") throw new Error("no result");
+  const reversed = words.map((word) => v.str([...word].reverse().join("")));
+  expect(outputValues(messages, result.mappings[0]!.channel)).toEqual(reversed);
+  expect(messages.at(-1)).toEqual({ type: "invocationFinished", outcome: { kind: "success" } });
+  expect(fastPaths).toEqual([true]);
+
+  const count = await connectSession(server.url);
+  count.send(demoStart("count", v.record(v.u32(50), v.u32(0))));
+  const counted = await count.all();
+  const countResult = counted.messages.find((m) => m.type === "invocationResult");
+  if (countResult?.type !== "invocationResult") throw new Error("no result");
+  expect(outputValues(counted.messages, countResult.mappings[0]!.channel)).toEqual(Array.from({ length: 50 }, (_, i) => v.u32(i)));
+});
+
+it("over TLS a connection past maxHttpConnections is answered overloaded in the envelope, and a probe past it is still answered", async () => {
+  const server = await start({ healthEndpoints: true, limits: { maxHttpConnections: 1 } });
+  const { hostname, port } = new URL(server.httpUrl);
+  // Holds the one connection the budget allows: a TLS session that sends no request.
+  const holder = connect({ host: hostname, port: Number(port), ca: certificates.ca });
+  await new Promise<void>((resolve) => holder.once("secureConnect", () => resolve()));
+  try {
+    const refused = await get(server.httpUrl, "/v1/agents/types?application=demo&environment=default");
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: "overloaded" });
+    expect(await health(server.httpUrl)).toEqual({ status: 200, body: { status: "ok" } });
+  } finally {
+    holder.destroy();
+  }
+});
+
+it("setTlsCertificate serves new connections the new certificate; credentials that cannot be used fail typed and change nothing", async () => {
+  const server = await start();
+  expect(await servedName(server.httpUrl)).toBe("first");
+  const open = await connectSession(server.url);
+
+  server.server.setTlsCertificate(second);
+  expect(await servedName(server.httpUrl)).toBe("second");
+
+  const refusals = [
+    { cert: "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n", key: second.key },
+    { cert: second.cert, key: first.key },
+    { cert: second.cert, key: "" },
+  ];
+  for (const credentials of refusals) {
+    let thrown: unknown;
+    try {
+      server.server.setTlsCertificate(credentials);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TlsCertificateError);
+    expect(thrown).toMatchObject({
+      code: "tls-certificate-invalid",
+      message: expect.stringMatching(/^(the TLS certificate and key cannot be used: |tls\.key )/),
+    });
+  }
+  expect(await servedName(server.httpUrl)).toBe("second");
+
+  // The connection opened before the change runs a session as ever.
+  open.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
+  expect((await open.all()).closed.code).toBe(1000);
+});
+
+it("credentials that cannot be used reject listen before anything listens; a plain listener refuses setTlsCertificate", async () => {
+  await expect(startTestServer({ tls: { cert: first.cert, key: second.key } })).rejects.toMatchObject({
+    name: "TlsCertificateError",
+    code: "tls-certificate-invalid",
+  });
+  const plain = await startTestServer();
+  servers.push(plain);
+  expect(plain.url).toMatch(/^ws:\/\//);
+  expect(() => plain.server.setTlsCertificate(first)).toThrow(expect.objectContaining({ code: "tls-not-enabled" }));
+});
