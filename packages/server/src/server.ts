@@ -287,7 +287,7 @@ class NodeSessionServer implements SessionServer {
     const address = server.address() as AddressInfo;
     if (this.#options.browsers?.allowListeningOrigins === true) {
       const local = Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address));
-      this.#browsers?.allow(listeningOrigins(address.address, address.port, local));
+      this.#browsers?.allow(listeningOrigins(address.address, address.port, local, listener.secure));
     }
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
     const secure = listener.secure ? "s" : "";

@@ -6,7 +6,8 @@
  * connection over `maxHttpConnections` is answered `overloaded` in the
  * envelope, a probe over it is still answered); `setTlsCertificate` serves
  * new connections the new certificate, and credentials that cannot be used
- * fail with `TlsCertificateError`, the certificate in use staying.
+ * fail with `TlsCertificateError`, the certificate in use staying; the
+ * listening address's origins allowed for browsers are its `https` ones.
  */
 import { randomUUID } from "node:crypto";
 import { request } from "node:https";
@@ -82,9 +83,9 @@ async function servedName(httpUrl: string): Promise<string> {
 }
 
 /** GET `path` on a connection of its own: the status and body. */
-function get(httpUrl: string, path: string): Promise<{ status: number; body: string }> {
+function get(httpUrl: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, httpUrl), { ca: certificates.ca, agent: false }, (response) => {
+    const req = request(new URL(path, httpUrl), { ca: certificates.ca, agent: false, headers }, (response) => {
       let body = "";
       response.setEncoding("utf8");
       response.on("data", (chunk: string) => (body += chunk));
@@ -192,4 +193,15 @@ it("credentials that cannot be used reject listen before anything listens; a pla
   servers.push(plain);
   expect(plain.url).toMatch(/^ws:\/\//);
   expect(() => plain.server.setTlsCertificate(first)).toThrow(expect.objectContaining({ code: "tls-not-enabled" }));
+});
+
+it("the listening address's origins allowed for browser pages are https ones", async () => {
+  const server = await start({ browsers: { allowedOrigins: [], allowListeningOrigins: true } });
+  const port = new URL(server.httpUrl).port;
+  const catalogue = "/v1/agents/types?application=demo&environment=default";
+  const from = async (origin: string): Promise<number> =>
+    (await get(server.httpUrl, catalogue, { origin, authorization: "Bearer test-token" })).status;
+  expect(await from(`https://127.0.0.1:${port}`)).toBe(200);
+  expect(await from(`https://localhost:${port}`)).toBe(200);
+  expect(await from(`http://127.0.0.1:${port}`)).toBe(403);
 });

@@ -136,9 +136,10 @@ function checkOrigins(options: BrowserOptions): string[] {
 /**
  * The origins a browser uses for pages served by a server listening on
  * `address:port`: the address itself, and for a loopback or wildcard bind
- * `localhost` and (wildcard) every local interface address.
+ * `localhost` and (wildcard) every local interface address; `https` ones
+ * when it serves TLS (a page's origin has the scheme it was loaded with).
  */
-export function listeningOrigins(address: string, port: number, interfaceAddresses: readonly string[]): string[] {
+export function listeningOrigins(address: string, port: number, interfaceAddresses: readonly string[], secure = false): string[] {
   const hostOf = (ip: string): string => (ip.includes(":") ? `[${ip}]` : ip);
   const wildcard = address === "0.0.0.0" || address === "::";
   const loopback = address === "127.0.0.1" || address === "::1" || address.startsWith("127.");
@@ -146,5 +147,5 @@ export function listeningOrigins(address: string, port: number, interfaceAddress
   if (!wildcard) hosts.add(hostOf(address));
   if (wildcard || loopback) hosts.add("localhost");
   if (wildcard) for (const ip of interfaceAddresses) if (!ip.startsWith("fe80:")) hosts.add(hostOf(ip));
-  return [...hosts].map((host) => new URL(`http://${host}:${port}`).origin);
+  return [...hosts].map((host) => new URL(`${secure ? "https" : "http"}://${host}:${port}`).origin);
 }
