@@ -41,18 +41,34 @@ export function withCatalogueSelector<T extends { readonly application?: string;
  * run as printed, lists that catalogue and not the demo's. Never the bearer token: hints are not
  * the place for a secret, and one set in GOLEM_STREAM_TOKEN is in effect anyway.
  */
-export function typesCommand(read: {
-  readonly application: string;
-  readonly environment: string;
-  readonly url: string;
-  readonly maxCatalogueBytes: number;
-}): string {
+export function typesCommand(read: HintedConnection & { readonly application: string; readonly environment: string }): string {
   const words = ["golem-stream", "types"];
   if (read.application !== DEFAULT_APPLICATION) words.push("-a", shellWord(read.application));
   if (read.environment !== DEFAULT_ENVIRONMENT) words.push("-e", shellWord(read.environment));
-  if (read.url !== DEFAULT_URL) words.push("--url", shellWord(read.url));
-  if (read.maxCatalogueBytes !== DEFAULT_MAX_CATALOGUE_BYTES) words.push("--max-catalogue-bytes", String(read.maxCatalogueBytes));
-  return words.join(" ");
+  return [...words, ...connectionWords(read)].join(" ");
+}
+
+/** The server a command talked to (`--url`, or GOLEM_STREAM_URL) and its `--max-catalogue-bytes`, for the commands its hints spell. */
+export interface HintedConnection {
+  readonly url: string;
+  readonly maxCatalogueBytes: number;
+}
+
+/**
+ * `golem-stream resume FILE` as a hint spells it, `command` being how the user types the CLI
+ * (io/command-name.ts): with the `--url` and `--max-catalogue-bytes` in effect that differ from
+ * their defaults, as `typesCommand`, so that the command, run as printed, continues the invocation
+ * on the server that runs it. Never the bearer token (`typesCommand`).
+ */
+export function resumeCommand(file: string, used: HintedConnection | undefined, command = "golem-stream"): string {
+  return [command, "resume", shellWord(file), ...(used === undefined ? [] : connectionWords(used))].join(" ");
+}
+
+function connectionWords(used: HintedConnection): string[] {
+  const words: string[] = [];
+  if (used.url !== DEFAULT_URL) words.push("--url", shellWord(used.url));
+  if (used.maxCatalogueBytes !== DEFAULT_MAX_CATALOGUE_BYTES) words.push("--max-catalogue-bytes", String(used.maxCatalogueBytes));
+  return words;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

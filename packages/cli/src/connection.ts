@@ -16,8 +16,13 @@ export interface Connection {
   readonly token: string;
 }
 
+/** The server's base URL: `--url`, then GOLEM_STREAM_URL, then the default. */
+export function serverUrl(options: ConnectionOptions, env: Readonly<Record<string, string | undefined>>): string {
+  return options.url ?? nonEmpty(env["GOLEM_STREAM_URL"]) ?? DEFAULT_URL;
+}
+
 export function resolveConnection(options: ConnectionOptions, env: Readonly<Record<string, string | undefined>>): Connection {
-  const url = options.url ?? nonEmpty(env["GOLEM_STREAM_URL"]) ?? DEFAULT_URL;
+  const url = serverUrl(options, env);
   const token = options.token ?? nonEmpty(env["GOLEM_STREAM_TOKEN"]);
   if (token === undefined) {
     throw usageError("no bearer token: pass --token or set GOLEM_STREAM_TOKEN (serve prints where to find it)");

@@ -309,7 +309,7 @@ describe("a checkpoint that can no longer be written", () => {
     const stopped = await cli.done;
     expect(stopped.code).toBe(EXIT.outputFailed);
     expect(stopped.stderr).toMatch(/cannot write checkpoint .*gone\.ckpt/);
-    expect(stopped.stderr).toMatch(/without cancelling anything: `golem-stream resume` continues/);
+    expect(stopped.stderr).toContain(`without cancelling anything: \`golem-stream resume ${checkpoint} --url ${s.url}\` continues`);
     // It stopped at the failed save: one item at most was printed past the last cursor it saved.
     expect(itemsOf(stopped.stdout, "$").length).toBeLessThan(200);
   });
@@ -327,7 +327,7 @@ describe("stdout that cannot be written", () => {
     expect(failed.stderr).toMatch(
       /cannot write output \(.+\); nothing was cancelled and the checkpoint stops before the unwritten item: the invocation keeps running/,
     );
-    expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues it\n`);
+    expect(failed.stderr).toContain(`\`golem-stream resume ${checkpoint} --url ${s.url}\` continues it\n`);
     const resumed = await run(["resume", checkpoint], { env: s.env });
     expect(resumed.stderr).toBe("");
     expect(resumed.code).toBe(EXIT.success);
@@ -368,7 +368,9 @@ describe("Ctrl-C", () => {
     cli.child.kill("SIGINT");
     const interrupted = await cli.done;
     expect(interrupted.code).toBe(EXIT.interrupted);
-    expect(interrupted.stderr).toContain(`\`golem-stream resume ${checkpoint}\` continues its output, but not its input: data reads stdin`);
+    expect(interrupted.stderr).toContain(
+      `\`golem-stream resume ${checkpoint} --url ${s.url}\` continues its output, but not its input: data reads stdin`,
+    );
     expect(interrupted.stderr).toMatch(/source-unavailable/);
     const resumed = await run(["resume", checkpoint], { env: s.env });
     // No restart happened: the input was cancelled, and the agent failed on it.
@@ -385,7 +387,27 @@ describe("Ctrl-C", () => {
     await stopAfter(start(["invoke", "echo", "count", ...ME, "1000", "5", "--checkpoint", checkpoint], { env: s.env }), 2, "SIGKILL");
     const interrupted = await stopAfter(start(["resume", checkpoint], { env: s.env }), 2, "SIGINT");
     expect(interrupted.code).toBe(EXIT.interrupted);
-    expect(interrupted.stderr).toContain(`\`golem-stream resume '${checkpoint.replace("it's", "it'\\''s")}'\` continues it`);
+    expect(interrupted.stderr).toContain(`\`golem-stream resume '${checkpoint.replace("it's", "it'\\''s")}' --url ${s.url}\` continues it`);
+  });
+
+  it("the resume it names carries the --url and --max-catalogue-bytes in effect: run as printed, it finishes the invocation", async () => {
+    const s = await server(join(scratchDir(), "data"));
+    const checkpoint = join(scratchDir(), "url.ckpt");
+    const options = ["--url", s.url, "--max-catalogue-bytes", "16MiB"];
+    // The token alone in the environment: without the --url, the hint would aim at the default server.
+    const env = { GOLEM_STREAM_TOKEN: TOKEN };
+    const interrupted = await stopAfter(
+      start(["invoke", "echo", "count", ...ME, "200", "15", "--checkpoint", checkpoint, ...options], { env }),
+      5,
+      "SIGINT",
+    );
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    const hinted = `golem-stream resume ${checkpoint} --url ${s.url} --max-catalogue-bytes 16777216`;
+    expect(interrupted.stderr).toBe(`golem-stream: interrupted; the invocation keeps running, \`${hinted}\` continues it\n`);
+    const resumed = await run(hinted.split(" ").slice(1), { env });
+    expect(resumed.code, resumed.stderr).toBe(EXIT.success);
+    const all = expectContinuation(itemsOf(interrupted.stdout, "$") as number[], itemsOf(resumed.stdout, "$") as number[]);
+    expect(all).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 
   it("with --checkpoint only detaches: exit 130, and resume finishes the same invocation", async () => {

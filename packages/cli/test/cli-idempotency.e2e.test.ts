@@ -42,7 +42,7 @@ it("a checkpoint of a start refused for its key holds nothing to continue: invok
   const checkpoint = join(scratchDir(), "refused.ckpt");
   const advice =
     "golem-stream: rejected (idempotency-conflict): the idempotency key is already bound to another invocation of this agent (a key makes a start happen once), so this start was refused and ran nothing. " +
-    `${checkpoint} holds only this refused start, which \`golem-stream resume ${checkpoint}\` would send again and have refused the same way: ` +
+    `${checkpoint} holds only this refused start, which \`golem-stream resume ${checkpoint} --url ${s.url}\` would send again and have refused the same way: ` +
     `delete ${checkpoint}, and start the invocation again with another --idempotency-key\n`;
   const second = await run([...args, "--checkpoint", checkpoint], { env: s.env });
   expect(second.code).toBe(EXIT.rejected);

@@ -151,7 +151,10 @@ describe("exit codes", () => {
     writeFileSync(join(dir, "taken.ckpt"), "{}");
     const exists = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "taken.ckpt")], { env: server.env });
     expect(exists.code).toBe(EXIT.usage);
-    expect(exists.stderr).toMatch(/already exists; continue that invocation with `golem-stream resume/);
+    // The resume it suggests carries the server in effect (here GOLEM_STREAM_URL), as every resume hint does.
+    expect(exists.stderr).toContain(
+      `already exists; continue that invocation with \`golem-stream resume ${join(dir, "taken.ckpt")} --url ${server.url}\``,
+    );
     const missing = await run(["invoke", "echo", "count", ...ME, "1", "0", "--checkpoint", join(dir, "no", "such", "dir.ckpt")], {
       env: server.env,
     });

@@ -115,7 +115,7 @@ describe("a server that is down, on a terminal", () => {
     expect(screen).toMatch(/\r\x1b\[Kgolem-stream: attempt 3 of 3 in \ds \(/);
     // The countdown line is cleared, then the outcome is a line of its own, with what is left and how to go on.
     expect(screen).toMatch(
-      /\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts without progress \(last: [^\r]*\)\. The invocation may keep running on the server: `[^`\r]* resume [^`\r]*c\.ckpt'?` continues it\r\n/,
+      /\r\x1b\[Kgolem-stream: connection lost: gave up after 3 reconnect attempts without progress \(last: [^\r]*\)\. The invocation may keep running on the server: `[^`\r]* resume [^`\r]*c\.ckpt'? --url http:\/\/127\.0\.0\.1:9` continues it\r\n/,
     );
   });
 });

@@ -70,4 +70,15 @@ describe("failureOf: giving up after a lost connection", () => {
       /\. The invocation may keep running on the server; without a checkpoint nothing can continue it$/,
     );
   });
+
+  it("the resume it names carries the --url and --max-catalogue-bytes in effect that are not the defaults, as the user types the CLI", () => {
+    const connection = { url: "http://other-host:9000", maxCatalogueBytes: 16 * 2 ** 20 };
+    expect(failureOf(gaveUp, { checkpoint: "it's.ckpt", connection, command: "npx golem-stream" }).message).toMatch(
+      /: `npx golem-stream resume 'it'\\''s\.ckpt' --url http:\/\/other-host:9000 --max-catalogue-bytes 16777216` continues it$/,
+    );
+    const defaults = { url: "http://127.0.0.1:8080", maxCatalogueBytes: 8 * 2 ** 20 };
+    expect(failureOf(gaveUp, { checkpoint: "sg.ckpt", connection: defaults }).message).toMatch(
+      /: `golem-stream resume sg\.ckpt` continues it$/,
+    );
+  });
 });

@@ -60,7 +60,7 @@ it("SIGHUP with --checkpoint detaches: exit 130, and resume finishes the same in
   const done = await cli.done;
   expect(done.code).toBe(EXIT.interrupted);
   expect(done.stderr).toMatch(
-    /^golem-stream: interrupted; the invocation keeps running, `golem-stream resume .*hup\.ckpt'?` continues it\n$/,
+    /^golem-stream: interrupted; the invocation keeps running, `golem-stream resume .*hup\.ckpt'? --url http:\/\/127\.0\.0\.1:\d+` continues it\n$/,
   );
   const resumed = await run(["resume", checkpoint], { env: s.env });
   expect(resumed.code).toBe(EXIT.success);

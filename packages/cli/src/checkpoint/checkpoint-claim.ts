@@ -11,6 +11,7 @@
  */
 import { open, stat, unlink } from "node:fs/promises";
 import type { Stats } from "node:fs";
+import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
 import { usageError } from "../exit-codes.js";
 import type { CliError } from "../exit-codes.js";
 
@@ -25,8 +26,11 @@ export interface CheckpointClaim {
   release(): Promise<void>;
 }
 
-/** Creates `path` exclusively, or throws the usage error that says why it cannot be this invocation's checkpoint. */
-export async function claimCheckpointFile(path: string): Promise<CheckpointClaim> {
+/**
+ * Creates `path` exclusively, or throws the usage error that says why it cannot be this
+ * invocation's checkpoint; the `resume` it suggests for an existing checkpoint carries `used`.
+ */
+export async function claimCheckpointFile(path: string, used?: HintedConnection): Promise<CheckpointClaim> {
   // open("") fails ENOENT, which would blame a directory the user never named.
   if (path === "") throw usageError("--checkpoint is an empty path: give the name of the file to write");
   let claimed: Stats;
@@ -38,7 +42,7 @@ export async function claimCheckpointFile(path: string): Promise<CheckpointClaim
       await file.close();
     }
   } catch (error) {
-    throw await refusal(path, error);
+    throw await refusal(path, error, used);
   }
   return {
     release: async () => {
@@ -50,7 +54,7 @@ export async function claimCheckpointFile(path: string): Promise<CheckpointClaim
   };
 }
 
-async function refusal(path: string, error: unknown): Promise<CliError> {
+async function refusal(path: string, error: unknown, used: HintedConnection | undefined): Promise<CliError> {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   // A path ending in `/`: a directory, whether or not it exists.
   if (code === "EISDIR") return usageError(`--checkpoint ${path} names a directory: give the name of a file`, error);
@@ -72,7 +76,7 @@ async function refusal(path: string, error: unknown): Promise<CliError> {
   }
   // Another invocation's checkpoint: replacing it would lose the way to resume that invocation.
   return usageError(
-    `--checkpoint ${path} already exists; continue that invocation with \`golem-stream resume ${path}\`, or delete the file`,
+    `--checkpoint ${path} already exists; continue that invocation with \`${resumeCommand(path, used)}\`, or delete the file`,
     error,
   );
 }

@@ -17,6 +17,8 @@ import { EXIT } from "../exit-codes.js";
 import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { report } from "../io/cli-io.js";
+import { commandName } from "../io/command-name.js";
+import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
 
 export interface CheckpointSink {
   /**
@@ -159,11 +161,19 @@ function onlyCursorsMoved(before: ResumeState, after: ResumeState): boolean {
 /**
  * The end of a run with a checkpoint: the open batch is written, and a write
  * that failed since the last delivery turns the exit code into 74 (like a
- * failed stdout), unless the run already stopped for that reason.
+ * failed stdout), unless the run already stopped for that reason. The
+ * `resume` it then suggests names `resume.file` and carries `resume.used`.
  */
-export async function finishCheckpoint(sink: CheckpointSink, code: ExitCode, io: CliIo): Promise<ExitCode> {
+export async function finishCheckpoint(
+  sink: CheckpointSink,
+  code: ExitCode,
+  io: CliIo,
+  resume: { readonly file: string | undefined; readonly used: HintedConnection },
+): Promise<ExitCode> {
   const failure = await sink.flush();
   if (failure === undefined || code === EXIT.outputFailed) return code;
-  report(io, `golem-stream: ${failure.message}; the file stays at the last state written: \`golem-stream resume\` continues from there`);
+  const command = commandName(io.env, io.executable);
+  const hint = resume.file === undefined ? `${command} resume` : resumeCommand(resume.file, resume.used, command);
+  report(io, `golem-stream: ${failure.message}; the file stays at the last state written: \`${hint}\` continues from there`);
   return EXIT.outputFailed;
 }

@@ -9,7 +9,7 @@ import type { Invocation } from "@golem-stream/client";
 import { bindMethodParameters, constructorValue, nativeAsJson } from "../arguments.js";
 import { createCheckpointSink, finishCheckpoint } from "../checkpoint/checkpoint-sink.js";
 import { claimCheckpointFile } from "../checkpoint/checkpoint-claim.js";
-import { resolveConnection } from "../connection.js";
+import { resolveConnection, serverUrl } from "../connection.js";
 import { findMethod, methodSchemaDigest } from "../discovery.js";
 import { fetchCatalogueWithRetries } from "../catalogue-retries.js";
 import { typesCommand } from "../catalogue-selector.js";
@@ -40,7 +40,10 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
   }
   // Claimed before anything else, so that two invocations never share one checkpoint; given
   // back if this one ends before its first checkpoint was written.
-  const claim = options.checkpoint === undefined ? undefined : await claimCheckpointFile(options.checkpoint);
+  const claim =
+    options.checkpoint === undefined
+      ? undefined
+      : await claimCheckpointFile(options.checkpoint, { ...options, url: serverUrl(options, io.env) });
   try {
     return await invoke(target, options, io);
   } finally {
@@ -51,7 +54,9 @@ export async function runInvoke(target: InvokeTarget, options: InvokeOptions, io
 async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): Promise<ExitCode> {
   const connection = resolveConnection(options, io.env);
   const catalogue = await fetchCatalogueWithRetries(connection, options, io);
-  const { agentType, method } = findMethod(catalogue, target.agentType, target.method, typesCommand({ ...options, url: connection.url }));
+  // The server and catalogue bound in effect, which the commands hints spell carry.
+  const used = { url: connection.url, maxCatalogueBytes: options.maxCatalogueBytes };
+  const { agentType, method } = findMethod(catalogue, target.agentType, target.method, typesCommand({ ...options, ...used }));
   const argumentOptions = { native: options.native, input: options.input };
   const constructorParameters = constructorValue(options.constructorJson, agentType.constructorParameters, argumentOptions);
   // `-` with stdin on the terminal: a person types the input there, and redrawn bars would
@@ -91,7 +96,8 @@ async function invoke(target: InvokeTarget, options: InvokeOptions, io: CliIo): 
     resumed: false,
     retries: options.retries,
     ...(options.checkpoint === undefined ? {} : { checkpoint: options.checkpoint }),
+    connection: used,
     inputs,
   });
-  return finishCheckpoint(sink, code, io);
+  return finishCheckpoint(sink, code, io, { file: options.checkpoint, used });
 }

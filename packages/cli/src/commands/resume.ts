@@ -45,6 +45,8 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     throw usageError(`cannot read checkpoint ${file}: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   const connection = resolveConnection(options, io.env);
+  // The server and catalogue bound in effect, which the `resume` hints spell carry.
+  const used = { url: connection.url, maxCatalogueBytes: options.maxCatalogueBytes };
   const sink = createCheckpointSink(file, checkpoint.methodSchemaDigest, options.checkpointBatching);
   let call: Invocation;
   let session: SessionClient;
@@ -64,8 +66,9 @@ export async function runResume(file: string, options: ResumeOptions, io: CliIo)
     resumed: true,
     retries: options.retries,
     checkpoint: file,
+    connection: used,
   });
-  return finishCheckpoint(sink, code, io);
+  return finishCheckpoint(sink, code, io, { file, used });
 }
 
 /** A regular file of no bytes (not a FIFO whose writer wrote nothing). */

@@ -6,6 +6,7 @@ import { isErrorCode } from "@golem-stream/wire";
 import { EXIT } from "../exit-codes.js";
 import { shellWord } from "../io/shell-word.js";
 import type { ExitCode } from "../exit-codes.js";
+import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
 
 export interface Failure {
   readonly exitCode: ExitCode;
@@ -31,6 +32,8 @@ export interface FailureContext {
   readonly checkpoint?: string;
   /** How the user types this CLI, for the commands the message suggests (io/command-name.ts). Default `golem-stream`. */
   readonly command?: string;
+  /** The server and catalogue bound in effect, which the `resume` the message suggests carries (`resumeCommand`). */
+  readonly connection?: HintedConnection;
   /**
    * An input's failure already reported on its own line (`invoke`'s stdin): a failure of the
    * invocation caused by it says no more of it than that the input was cancelled.
@@ -98,12 +101,15 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       return { exitCode: EXIT.connectionLost, message: "another process took this session over" };
     case "server-violation":
       return { exitCode: EXIT.connectionLost, message: `the server broke the protocol: ${error.message}` };
-    case "checkpoint-failed":
+    case "checkpoint-failed": {
       // Like stdout failing (EX_IOERR): the run stopped before output could pass the saved state.
+      const resume =
+        context.checkpoint === undefined ? `${context.command ?? "golem-stream"} resume` : resumeOf(context.checkpoint, context);
       return {
         exitCode: EXIT.outputFailed,
-        message: `${causeMessage(error)}; stopped before printing past it, without cancelling anything: \`${context.command ?? "golem-stream"} resume\` continues from the last checkpoint written, if there is one`,
+        message: `${causeMessage(error)}; stopped before printing past it, without cancelling anything: \`${resume}\` continues from the last checkpoint written, if there is one`,
       };
+    }
     case "aborted":
       return { exitCode: EXIT.interrupted, message: "interrupted" };
     case "invalid-argument":
@@ -138,7 +144,12 @@ function idempotencyConflict(context: FailureContext): string {
     return `${refused}: start it again with another --idempotency-key; if that invocation was run with --checkpoint, \`${command} resume\` of its file continues it`;
   }
   const file = shellWord(context.checkpoint);
-  return `${refused}. ${file} holds only this refused start, which \`${command} resume ${file}\` would send again and have refused the same way: delete ${file}, and start the invocation again with another --idempotency-key`;
+  return `${refused}. ${file} holds only this refused start, which \`${resumeOf(context.checkpoint, context)}\` would send again and have refused the same way: delete ${file}, and start the invocation again with another --idempotency-key`;
+}
+
+/** The `resume` of `checkpoint`, as the user types the CLI here, with the connection in effect. */
+function resumeOf(checkpoint: string, context: FailureContext): string {
+  return resumeCommand(checkpoint, context.connection, context.command ?? "golem-stream");
 }
 
 /**
@@ -158,8 +169,7 @@ function refusalOf(error: Error): string | undefined {
 
 /** After giving up: what may be running on the server, and what the user can do about it. */
 function leftBehind(context: FailureContext): string {
-  const resume =
-    context.checkpoint === undefined ? undefined : `\`${context.command ?? "golem-stream"} resume ${shellWord(context.checkpoint)}\``;
+  const resume = context.checkpoint === undefined ? undefined : `\`${resumeOf(context.checkpoint, context)}\``;
   switch (context.started ?? "accepted") {
     case "none":
       return "Nothing was started on the server (a refused start runs nothing): run the command again once the server is healthy";

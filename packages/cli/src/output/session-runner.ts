@@ -34,6 +34,7 @@ import { chunkLine, isBytes, nativeJson, outcomeJson } from "./lines.js";
 import { nextItemIndex, renderWithStreamNames, unplacedStreamName } from "./stream-names.js";
 import { shellWord } from "../io/shell-word.js";
 import { commandName } from "../io/command-name.js";
+import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
 
 export interface SessionRunOptions {
   readonly format: OutputFormat;
@@ -52,6 +53,8 @@ export interface SessionRunOptions {
   readonly retries: number;
   /** The checkpoint file, named in the hint printed when an interrupt only detaches. */
   readonly checkpoint?: string;
+  /** The server and catalogue bound in effect, which the `resume` a hint suggests carries. */
+  readonly connection?: HintedConnection;
   /**
    * `invoke`: the input streams this process feeds, from stdin or a file, which `resume` cannot
    * feed again; one failing (a line that is no item of its type) is reported at once, naming its
@@ -307,7 +310,7 @@ class SessionRunner {
     const resume =
       this.#options.checkpoint === undefined
         ? `\`${command} resume\` with its checkpoint`
-        : `\`${command} resume ${shellWord(this.#options.checkpoint)}\``;
+        : `\`${resumeCommand(this.#options.checkpoint, this.#options.connection, command)}\``;
     const inputs = [...(this.#options.inputs?.values() ?? [])];
     if (inputs.length === 0) return `the invocation keeps running, ${resume} continues it`;
     const reads = inputs.map((input) => `${input.parameter} reads ${input.fromStdin ? "stdin" : shellWord(input.name)}`).join(", ");
@@ -360,6 +363,7 @@ class SessionRunner {
       ...(this.#serverError === undefined ? {} : { serverError: this.#serverError }),
       ...(this.#options.checkpoint === undefined ? {} : { checkpoint: this.#options.checkpoint }),
       command: commandName(this.#io.env, this.#io.executable),
+      ...(this.#options.connection === undefined ? {} : { connection: this.#options.connection }),
     };
     const failure = failureOf(error, context);
     // After an interrupt (or a broken stdout) the outcome was already reported; this is noise.
