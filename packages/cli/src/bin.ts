@@ -37,6 +37,11 @@ const stopsItself = ["invoke", "resume"].includes(command);
 // its stdout, which only says where it listens and how a drain went (the log is on stderr). Its
 // failure changes nothing (io/cli-io.ts, announce); ended on it, a drain was cut short.
 const ignoresStdout = command === "serve";
+// serve reads its certificate and token files again on SIGUSR2 (commands/serve-reload.ts). Only
+// serve: any other command keeps the signal's default, ending the process. Listened to from here,
+// before serve has loaded anything, so that one sent early does not end the server.
+const reload = command === "serve" ? new EventTarget() : undefined;
+if (reload !== undefined) process.on("SIGUSR2", () => reload.dispatchEvent(new Event("reload")));
 /** Any other failure of stdout (a full disk, /dev/full): the command's output is lost, so it did not succeed. */
 let stdoutFailure: NodeJS.ErrnoException | undefined;
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
@@ -59,6 +64,7 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   ...(process.argv[1] === undefined ? {} : { executable: process.argv[1] }),
   signal: controller.signal,
+  ...(reload === undefined ? {} : { reload }),
   exitNote,
 });
 // Every output write was awaited, so nothing is lost by exiting now; an open

@@ -53,6 +53,9 @@ export interface ServeOptions extends JwtServeOptions {
   readonly host: string;
   readonly token: readonly string[];
   readonly tokenFile?: string;
+  /** `--tls-cert`, `--tls-key`: serve HTTPS with this certificate (PEM, with its chain) and key. */
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
   readonly dataDir?: string;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;

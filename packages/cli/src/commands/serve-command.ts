@@ -45,6 +45,8 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
       "--token-file <file>",
       "accept every token in this file (one per line, # comments): each its own account, or ACCOUNT: TOKEN to group tokens into one account that shares idempotency keys",
     )
+    .option("--tls-cert <file>", "serve HTTPS and wss:// with this certificate (PEM, followed by its chain); needs --tls-key")
+    .option("--tls-key <file>", "the certificate's private key (PEM, unencrypted); needs --tls-cert")
     .option(
       "--agents <file>",
       "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below",
@@ -239,6 +241,11 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   --jwt-account-claim). A refused token gets 401 unauthenticated; a caller its
   --jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
   The server stops cleanly on SIGINT, SIGTERM or SIGHUP; sessions survive a restart on the same data directory.
+  TLS: --tls-cert and --tls-key serve https:// and wss:// (clients must trust the issuer: a private CA's
+  certificate in NODE_EXTRA_CA_CERTS for the CLI). SIGUSR2 reads the certificate, the key and --token-file
+  again: new connections get them, open sessions run on; a file that cannot be used changes nothing and is
+  logged (server.reload-failed). SIGHUP stays a stop (a closed terminal sends it); systemd:
+  ExecReload=/bin/kill -USR2 $MAINPID.
   One server per data directory: a second one on the same directory exits with an error.
   Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
   reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).
@@ -288,6 +295,7 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   $ golem-stream serve --token s3cret --log-file serve.log &   # in the background: its log in a file, not between your commands
   $ golem-stream serve --metrics --log-format json 2> server.log   # Prometheus scrapes <url>/metrics
   $ golem-stream serve --allow-origin http://localhost:5173   # a web app's dev server may call it
+  $ golem-stream serve --host 0.0.0.0 --tls-cert /etc/golem/fullchain.pem --tls-key /etc/golem/key.pem --token-file /etc/golem/tokens
   $ golem-stream serve --jwt-jwks https://login.example.com/.well-known/jwks.json \\
       --jwt-issuer https://login.example.com/ --jwt-audience golem-stream --jwt-authorization-claim scope
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\

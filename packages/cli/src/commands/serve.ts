@@ -48,6 +48,8 @@ import { serveLimits } from "./serve-limits.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
 import { catalogueLine, drainOutcome, formatMs } from "./serve-texts.js";
 import { serveTracing } from "./serve-tracing.js";
+import { readServeTls, tlsFilesOf } from "./serve-tls.js";
+import { ServeReloads } from "./serve-reload.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -169,6 +171,10 @@ async function serveWith(
   const jwt = await jwtAuthentication(options, logger);
   // Checked before anything is created: a setting it cannot honour is a usage error.
   const tracing = await serveTracing(io.env, logger, cluster?.nodeId);
+  // From now on a SIGUSR2 is not lost: one sent while serve starts is carried out once it listens.
+  const reloads = new ServeReloads(io);
+  const tlsFiles = tlsFilesOf(options);
+  const tls = tlsFiles === undefined ? undefined : await readServeTls(tlsFiles);
   // An optional peer dependency (it builds SQLite natively): loaded before anything is created.
   const {
     startEmbeddedServer,
@@ -183,11 +189,8 @@ async function serveWith(
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
   if (cluster === undefined) await createDataDir(dataDir);
   const exposed = await exposedDataDir(dataDir);
-  const bearers = await resolveServeTokens(
-    { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile },
-    dataDir,
-    jwt === undefined,
-  );
+  const tokenSources = { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile };
+  const bearers = await resolveServeTokens(tokenSources, dataDir, jwt === undefined);
   const { tokens, generatedFile } = bearers;
   // The SQLite server keeps the server's own default (<data-dir>/keyring.json); a cluster node
   // creates that file atomically, as nodes sharing a data directory may start at once.
@@ -238,6 +241,7 @@ async function serveWith(
       dataDir,
       ...(served.agents === undefined ? {} : { agents: served.agents, demo: options.demo }),
       tokens: staticTokens(bearers),
+      ...(tls === undefined ? {} : { tls: tls.credentials }),
       ...(jwt === undefined ? {} : { authentication: jwt.authentication }),
       logger,
       ...(tracing === undefined ? {} : { tracerProvider: tracing.tracerProvider }),
@@ -299,6 +303,7 @@ async function serveWith(
             : []),
         ];
   if (jwt !== undefined) where.push(jwt.description);
+  if (tls !== undefined) where.push(tls.description);
   if (tracing !== undefined) where.push(tracing.description);
   if (exposed !== undefined) where.push(`WARNING: ${exposed}`);
   for (const warning of weakCredentials) where.push(`WARNING: ${warning}`);
@@ -332,10 +337,12 @@ async function serveWith(
     event: "server.start",
     ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }),
   });
+  reloads.start(server, { tokens: tokenSources, dataDir, generateToken: jwt === undefined, tls: tlsFiles }, logger);
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
   });
+  await reloads.stop();
   const reason = String(io.signal.reason ?? "signal");
   if (cluster === undefined) {
     logger.info("stopping", { event: "server.stopping", reason });

@@ -21,6 +21,8 @@ export interface CliIo {
   readonly executable?: string;
   /** Aborted on SIGINT/SIGTERM/SIGHUP: long-running commands stop cleanly when it fires. */
   readonly signal: AbortSignal;
+  /** Dispatches `reload` on SIGUSR2, for `serve` only (commands/serve-reload.ts); absent elsewhere. */
+  readonly reload?: EventTarget;
   /**
    * What is left to say if a second signal exits the process at once (bin.ts does, without
    * waiting for the command): set while that would leave something behind, such as a cancel

@@ -206,7 +206,7 @@ export async function startServe(args: readonly string[], dataDir = "", options:
   await waitFor(
     running,
     () => {
-      const match = /^listening on (http:\/\/\S+)$/m.exec(running.stdout().toString("utf8"));
+      const match = /^listening on (https?:\/\/\S+)$/m.exec(running.stdout().toString("utf8"));
       if (match !== null) url = match[1] as string;
       return match !== null;
     },

@@ -1,0 +1,103 @@
+/**
+ * `serve` on SIGUSR2: the certificate and key (`--tls-cert`, `--tls-key`)
+ * and the static tokens (`--token-file`, with `--token` and
+ * `$GOLEM_STREAM_TOKEN`, as a restart would gather them) are read again and
+ * replace those in use, all or nothing: new connections get the new
+ * certificate and new handshakes the new tokens, while connections already
+ * open keep theirs. A file that cannot be used changes nothing and is
+ * logged, saying what was wrong; the server serves on.
+ *
+ * SIGUSR2 because SIGHUP, the usual "reload", stays a stop: it is also what a
+ * closed terminal or a dropped ssh connection sends, and a server started
+ * there must not outlive it reloading; Node keeps SIGUSR1 for its
+ * inspector. The signal reaches here through `CliIo.reload` (bin.ts), so
+ * that nothing but `serve` changes what SIGUSR2 does.
+ */
+import type { EmbeddedServer } from "@golem-stream/server";
+import { resolveServeTokens, staticTokens, type TokenSources } from "../bearer-tokens.js";
+import type { CliIo } from "../io/cli-io.js";
+import type { CliLogger } from "../io/logger.js";
+import { readServeTls, type TlsFiles } from "./serve-tls.js";
+
+/** What a reload reads: the same sources the start read. */
+export interface ReloadSources {
+  readonly tokens: TokenSources;
+  readonly dataDir: string;
+  /** Whether a token is generated when none is given (false with `--jwt-jwks`), as at start. */
+  readonly generateToken: boolean;
+  readonly tls: TlsFiles | undefined;
+}
+
+/**
+ * Reload requests from the first moment of `serve`: one that arrives before
+ * the server listens is carried out as soon as it does, as the files it
+ * read at start may predate it.
+ */
+export class ServeReloads {
+  readonly #io: CliIo;
+  #pending = false;
+  #target: { readonly server: EmbeddedServer; readonly sources: ReloadSources; readonly logger: CliLogger } | undefined;
+  /** The reload under way; a request meanwhile runs one more after it, reading the files as they are then. */
+  #running: Promise<void> | undefined;
+  #again = false;
+  readonly #onRequest = (): void => this.#request();
+
+  constructor(io: CliIo) {
+    this.#io = io;
+    io.reload?.addEventListener("reload", this.#onRequest);
+  }
+
+  /** The server listens: reloads apply to it from now on (and one requested before runs now). */
+  start(server: EmbeddedServer, sources: ReloadSources, logger: CliLogger): void {
+    this.#target = { server, sources, logger };
+    if (this.#pending) this.#request();
+  }
+
+  /** No more reloads (the server stops); one under way is waited for. */
+  async stop(): Promise<void> {
+    this.#io.reload?.removeEventListener("reload", this.#onRequest);
+    this.#target = undefined;
+    await this.#running;
+  }
+
+  #request(): void {
+    const target = this.#target;
+    if (target === undefined) {
+      this.#pending = true;
+      return;
+    }
+    this.#pending = false;
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return;
+    }
+    this.#running = reload(target.server, target.sources, target.logger).finally(() => {
+      this.#running = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.#request();
+      }
+    });
+  }
+}
+
+/** Reads everything first, then applies it: a failure anywhere leaves the certificate and the tokens as they were. */
+async function reload(server: EmbeddedServer, sources: ReloadSources, logger: CliLogger): Promise<void> {
+  try {
+    const bearers = await resolveServeTokens(sources.tokens, sources.dataDir, sources.generateToken);
+    const tls = sources.tls === undefined ? undefined : await readServeTls(sources.tls);
+    // The certificate first: the server checks it once more and may still refuse it, before any token changed.
+    if (tls !== undefined) server.server.setTlsCertificate(tls.credentials);
+    server.setTokens(staticTokens(bearers));
+    logger.info("reloaded: new connections get the certificate and tokens read now; open ones keep theirs", {
+      event: "server.reloaded",
+      tokens: bearers.tokens.length,
+      ...(tls === undefined ? {} : { certificate: tls.description }),
+    });
+  } catch (error) {
+    logger.error("reload failed: the certificate and tokens in use are kept", {
+      event: "server.reload-failed",
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}

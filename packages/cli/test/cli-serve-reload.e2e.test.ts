@@ -1,0 +1,127 @@
+/**
+ * `golem-stream serve` reloads on SIGUSR2, as a real process: a token added
+ * to `--token-file` is accepted only once the signal was handled
+ * (`server.reloaded` in the log) and a removed one is refused from then on,
+ * while an invocation running on it runs to its end; a certificate swapped
+ * in the `--tls-cert`/`--tls-key` files is the one a new connection is
+ * served after the signal. A file that cannot be used changes nothing, the
+ * certificate included when only the token file is at fault, and the log
+ * says what was wrong (`server.reload-failed`).
+ */
+import { copyFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect } from "node:tls";
+import { beforeAll, expect, it } from "vitest";
+import { EXIT } from "../src/exit-codes.js";
+import { itemsOf, run, scratchDir, start, startServe, waitFor, type ServerProcess } from "./support/processes.js";
+import { makeTestCertificates, type TestCertificates } from "./support/tls-certificates.js";
+
+const FIRST_TOKEN = "first-token-0123456789";
+const ADDED_TOKEN = "added-token-0123456789";
+
+let certificates: TestCertificates;
+beforeAll(() => {
+  certificates = makeTestCertificates(scratchDir());
+  certificates.issue("first");
+  certificates.issue("second");
+});
+
+/** The log lines of `event` serve wrote so far. */
+function events(server: ServerProcess, event: string): Record<string, unknown>[] {
+  return server.running
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((record) => record["event"] === event);
+}
+
+/** Sends SIGUSR2 and waits for its outcome's log line: the `count`th of `event`. */
+async function reload(
+  server: ServerProcess,
+  event: "server.reloaded" | "server.reload-failed",
+  count: number,
+): Promise<Record<string, unknown>> {
+  server.running.child.kill("SIGUSR2");
+  await waitFor(server.running, () => events(server, event).length >= count, `${event} number ${count}`);
+  return events(server, event)[count - 1]!;
+}
+
+/** The common name of the certificate a new TLS connection to the server is served. */
+async function servedName(server: ServerProcess): Promise<string> {
+  const socket = connect({ host: "127.0.0.1", port: server.port, ca: certificates.ca });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
+      socket.once("error", reject);
+    });
+    return String(socket.getPeerCertificate().subject.CN);
+  } finally {
+    socket.destroy();
+  }
+}
+
+it("SIGUSR2 reads the token file and the certificate again: only then do they apply; a file that cannot be used changes nothing", async () => {
+  const dir = certificates.directory;
+  const tokenFile = join(dir, "tokens");
+  const certFile = join(dir, "tls.crt");
+  const keyFile = join(dir, "tls.key");
+  writeFileSync(tokenFile, `${FIRST_TOKEN}\n`, { mode: 0o600 });
+  copyFileSync(join(dir, "first.crt"), certFile);
+  copyFileSync(join(dir, "first.key"), keyFile);
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(
+    ["--port", "0", "--token-file", tokenFile, "--tls-cert", certFile, "--tls-key", keyFile, "--data-dir", dataDir, "--log-format", "json"],
+    dataDir,
+  );
+  const env = (token: string) => ({ GOLEM_STREAM_URL: server.url, GOLEM_STREAM_TOKEN: token, NODE_EXTRA_CA_CERTS: certificates.caFile });
+  const count = ["invoke", "echo", "count", "-c", '{"name":"x"}'];
+  const invokeWith = async (token: string): Promise<number | null> => (await run([...count, "2", "0"], { env: env(token) })).code;
+  try {
+    expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.success);
+    expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.rejected);
+    expect(await servedName(server)).toBe("first");
+
+    // An invocation running on the token about to be removed.
+    const running = start([...count, "40", "25"], { env: env(FIRST_TOKEN) });
+    await waitFor(running, () => running.stdout().length > 0, "the first item");
+
+    writeFileSync(tokenFile, `# the first token is gone\n${ADDED_TOKEN}\n`);
+    expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.rejected);
+    expect(await reload(server, "server.reloaded", 1)).toMatchObject({ tokens: 1, certificate: expect.stringContaining("CN=first") });
+    expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.success);
+    expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.rejected);
+    const finished = await running.done;
+    expect(finished.code, finished.stderr).toBe(EXIT.success);
+    expect(itemsOf(finished.stdout, "$")).toHaveLength(40);
+
+    copyFileSync(join(dir, "second.crt"), certFile);
+    copyFileSync(join(dir, "second.key"), keyFile);
+    expect(await servedName(server)).toBe("first");
+    expect(await reload(server, "server.reloaded", 2)).toMatchObject({ certificate: expect.stringContaining("CN=second") });
+    expect(await servedName(server)).toBe("second");
+
+    // A key that is not the certificate's: nothing changes, and the log says which file.
+    copyFileSync(join(dir, "first.key"), keyFile);
+    const refused = await reload(server, "server.reload-failed", 1);
+    expect(refused).toMatchObject({
+      level: "error",
+      error: `--tls-key ${keyFile}: not the private key of --tls-cert ${certFile}: error:05800074:x509 certificate routines::key values mismatch`,
+    });
+    expect(await servedName(server)).toBe("second");
+    expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.success);
+
+    // A usable certificate beside a token file that is not: neither applies.
+    copyFileSync(join(dir, "first.crt"), certFile);
+    writeFileSync(tokenFile, `${FIRST_TOKEN}\nnot a token\n`);
+    const badTokens = await reload(server, "server.reload-failed", 2);
+    expect(badTokens["error"]).toContain(`--token-file ${tokenFile}, line 2: a bearer token is`);
+    expect(await servedName(server)).toBe("second");
+    expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.success);
+    expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.rejected);
+    expect(server.running.stderr()).not.toContain(ADDED_TOKEN);
+    expect(server.running.stderr()).not.toContain(FIRST_TOKEN);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+});

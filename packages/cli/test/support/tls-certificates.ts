@@ -1,0 +1,51 @@
+/**
+ * A throwaway CA and server certificates it issues for 127.0.0.1 and
+ * localhost, made with openssl in `directory`: for tests of the
+ * server's own TLS listener (a copy of the server package's helper).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface TestCertificates {
+  readonly directory: string;
+  /** The CA's certificate (PEM), for clients to trust. */
+  readonly ca: string;
+  /** The CA certificate's file. */
+  readonly caFile: string;
+  /** Issues a server certificate named `name` (its PEM files `<name>.crt` and `<name>.key` in `directory`). */
+  issue(name: string): { readonly cert: string; readonly key: string };
+}
+
+export function makeTestCertificates(directory: string): TestCertificates {
+  const openssl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: directory, stdio: "pipe" });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl("req", "-x509", ...ec, "-days", "2", "-subj", "/CN=golem-stream-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
+  writeFileSync(join(directory, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  return {
+    directory,
+    ca: readFileSync(join(directory, "ca.crt"), "utf8"),
+    caFile: join(directory, "ca.crt"),
+    issue: (name) => {
+      openssl("req", ...ec, "-subj", `/CN=${name}`, "-keyout", `${name}.key`, "-out", `${name}.csr`);
+      openssl(
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+        "-out",
+        `${name}.crt`,
+      );
+      return { cert: readFileSync(join(directory, `${name}.crt`), "utf8"), key: readFileSync(join(directory, `${name}.key`), "utf8") };
+    },
+  };
+}
