@@ -4,13 +4,15 @@
  * runs end to end, its input's small text frames read by the server's own
  * frame reader off the TLS socket; the listener's bounds hold over TLS (a
  * connection over `maxHttpConnections` is answered `overloaded` in the
- * envelope, a probe over it is still answered); `setTlsCertificate` serves
+ * envelope, a probe over it is still answered, a session socket leaves the
+ * count, a handshake must come within the request timeout); `setTlsCertificate` serves
  * new connections the new certificate, and credentials that cannot be used
  * fail with `TlsCertificateError`, the certificate in use staying; the
  * listening address's origins allowed for browsers are its `https` ones.
  */
 import { randomUUID } from "node:crypto";
 import { request } from "node:https";
+import { createConnection } from "node:net";
 import { connect } from "node:tls";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import WebSocket from "ws";
@@ -149,6 +151,21 @@ it("over TLS a connection past maxHttpConnections is answered overloaded in the 
   } finally {
     holder.destroy();
   }
+});
+
+it("over TLS a session socket leaves the maxHttpConnections count, and a connection that never handshakes is closed within httpRequestTimeoutMs", async () => {
+  const server = await start({ limits: { maxHttpConnections: 1, httpRequestTimeoutMs: 300 } });
+  const sessions = [await connectSession(server.url), await connectSession(server.url)];
+  const catalogue = await get(server.httpUrl, "/v1/agents/types?application=demo&environment=default", {
+    authorization: "Bearer test-token",
+  });
+  expect(catalogue.status).toBe(200);
+  for (const session of sessions) session.socket.close();
+
+  const { hostname, port } = new URL(server.httpUrl);
+  const silent = createConnection({ host: hostname, port: Number(port) });
+  silent.on("error", () => undefined);
+  await new Promise<void>((resolve) => silent.once("close", () => resolve()));
 });
 
 it("setTlsCertificate serves new connections the new certificate; credentials that cannot be used fail typed and change nothing", async () => {
