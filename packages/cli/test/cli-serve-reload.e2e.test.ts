@@ -6,9 +6,11 @@
  * in the `--tls-cert`/`--tls-key` files is the one a new connection is
  * served after the signal. A file that cannot be used changes nothing, the
  * certificate included when only the token file is at fault, and the log
- * says what was wrong (`server.reload-failed`).
+ * says what was wrong (`server.reload-failed`). What a start warns of in
+ * those files (a short token, a file others may read) a reload warns of
+ * too, and `--strict-permissions` refuses the reload instead.
  */
-import { copyFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { connect } from "node:tls";
 import { beforeAll, expect, it } from "vitest";
@@ -121,6 +123,38 @@ it("SIGUSR2 reads the token file and the certificate again: only then do they ap
     expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.rejected);
     expect(server.running.stderr()).not.toContain(ADDED_TOKEN);
     expect(server.running.stderr()).not.toContain(FIRST_TOKEN);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+});
+
+it("a reload warns of a short token and of a token file others may read, as a start does; with --strict-permissions such a file fails the reload", async () => {
+  const tokenFile = join(scratchDir(), "tokens");
+  writeFileSync(tokenFile, `${FIRST_TOKEN}\n`, { mode: 0o600 });
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(
+    ["--port", "0", "--token-file", tokenFile, "--data-dir", dataDir, "--strict-permissions", "--log-format", "json"],
+    dataDir,
+  );
+  const env = (token: string) => ({ GOLEM_STREAM_URL: server.url, GOLEM_STREAM_TOKEN: token });
+  const invokeWith = async (token: string): Promise<number | null> =>
+    (await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: env(token) })).code;
+  try {
+    expect(events(server, "credentials.weak")).toEqual([]);
+    writeFileSync(tokenFile, `${FIRST_TOKEN}\nshort-tok\n`);
+    expect(await reload(server, "server.reloaded", 1)).toMatchObject({ tokens: 2 });
+    expect(events(server, "credentials.weak").map((record) => record["msg"])).toEqual([
+      `a bearer token from --token-file ${tokenFile} has 9 characters, short enough to guess; use 16 or more (the generated one has 32)`,
+    ]);
+    expect(await invokeWith("short-tok")).toBe(EXIT.success);
+
+    writeFileSync(tokenFile, `${FIRST_TOKEN}\n`);
+    chmodSync(tokenFile, 0o644);
+    const refused = await reload(server, "server.reload-failed", 1);
+    expect(refused["error"]).toBe(
+      `the token file ${tokenFile} is readable by group or others (mode 0644): \`chmod 600 ${tokenFile}\` keeps it to you (--strict-permissions: nothing reloaded)`,
+    );
+    expect(await invokeWith("short-tok")).toBe(EXIT.success);
   } finally {
     expect((await server.stop()).code).toBe(EXIT.success);
   }

@@ -4,9 +4,9 @@
  * through it when the CLI trusts the test's CA (`NODE_EXTRA_CA_CERTS`), and
  * says it cannot verify the certificate when it does not. The two flags go together, and a file
  * that cannot be used is a usage error naming it before anything is
- * created.
+ * created; a key others may read is warned of like the other secrets.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -93,4 +93,36 @@ it("--tls-cert without --tls-key (and the other way round), or a file that canno
     expect(refused.stdout.toString("utf8")).toBe("");
   }
   expect(existsSync(dataDir)).toBe(false);
+});
+
+it("a TLS key others may read is a WARNING line, and with --strict-permissions a usage error", async () => {
+  const shared = join(certificates.directory, "shared.key");
+  copyFileSync(keyFile, shared);
+  chmodSync(shared, 0o644);
+  const dataDir = join(scratchDir(), "state");
+  const refused = await run([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    dataDir,
+    "--tls-cert",
+    certFile,
+    "--tls-key",
+    shared,
+    "--strict-permissions",
+  ]);
+  expect(refused.code).toBe(EXIT.usage);
+  expect(refused.stderr).toContain(`the TLS key ${shared} is readable by group or others (mode 0644)`);
+  const server = await startServe(
+    ["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--tls-cert", certFile, "--tls-key", shared],
+    dataDir,
+  );
+  try {
+    expect(server.running.stdout().toString("utf8")).toContain(`WARNING: the TLS key ${shared} is readable by group or others (mode 0644)`);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
 });

@@ -219,7 +219,10 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
         .argParser(collect)
         .default([]),
     )
-    .option("--strict-permissions", "refuse to start when the keyring or a token file is readable by group or others (default: a warning)")
+    .option(
+      "--strict-permissions",
+      "refuse to start (or a SIGUSR2 reload) when the keyring, a token file or the TLS key is readable by group or others (default: a warning)",
+    )
     .addHelpText(
       "after",
       `

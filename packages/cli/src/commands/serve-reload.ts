@@ -13,11 +13,14 @@
  * inspector. The signal reaches here through `CliIo.reload` (bin.ts), so
  * that nothing but `serve` changes what SIGUSR2 does.
  */
+import { resolve } from "node:path";
 import type { EmbeddedServer } from "@golem-stream/server";
 import { resolveServeTokens, staticTokens, type TokenSources } from "../bearer-tokens.js";
 import type { CliIo } from "../io/cli-io.js";
 import type { CliLogger } from "../io/logger.js";
 import { readServeTls, type TlsFiles } from "./serve-tls.js";
+import { credentialWarnings } from "./serve-credential-warnings.js";
+import { usageError } from "../exit-codes.js";
 
 /** What a reload reads: the same sources the start read. */
 export interface ReloadSources {
@@ -26,6 +29,8 @@ export interface ReloadSources {
   /** Whether a token is generated when none is given (false with `--jwt-jwks`), as at start. */
   readonly generateToken: boolean;
   readonly tls: TlsFiles | undefined;
+  /** `--strict-permissions`: a token file or key others may read fails the reload, as it fails a start. */
+  readonly strictPermissions: boolean;
 }
 
 /**
@@ -86,9 +91,12 @@ async function reload(server: EmbeddedServer, sources: ReloadSources, logger: Cl
   try {
     const bearers = await resolveServeTokens(sources.tokens, sources.dataDir, sources.generateToken);
     const tls = sources.tls === undefined ? undefined : await readServeTls(sources.tls);
+    const warnings = await reloadWarnings(sources, bearers.tokens);
     // The certificate first: the server checks it once more and may still refuse it, before any token changed.
     if (tls !== undefined) server.server.setTlsCertificate(tls.credentials);
     server.setTokens(staticTokens(bearers));
+    // Before the line saying it is done: whoever waits for that line has them too.
+    for (const warning of warnings) logger.warn(warning, { event: "credentials.weak" });
     logger.info("reloaded: new connections get the certificate and tokens read now; open ones keep theirs", {
       event: "server.reloaded",
       tokens: bearers.tokens.length,
@@ -100,4 +108,35 @@ async function reload(server: EmbeddedServer, sources: ReloadSources, logger: Cl
       error: error instanceof Error ? error.message : String(error),
     });
   }
+}
+
+/**
+ * What the start's banner would warn of in the files read again: a short
+ * token in the token file, a token file or key others may read (with
+ * `--strict-permissions` the reload fails instead, as the start would). The
+ * `--token` and `$GOLEM_STREAM_TOKEN` ones were judged at start and have
+ * not changed.
+ */
+async function reloadWarnings(sources: ReloadSources, tokens: readonly string[]): Promise<string[]> {
+  const { flags, env, file } = sources.tokens;
+  const readable = await credentialWarnings({
+    flagTokens: [],
+    tokens: [],
+    files: [
+      ...(file === undefined ? [] : [{ path: resolve(file), what: "token file" }]),
+      ...(sources.tls === undefined ? [] : [{ path: sources.tls.key, what: "TLS key" }]),
+    ],
+    strictPermissions: false,
+  });
+  if (sources.strictPermissions && readable.length > 0) throw usageError(`${readable[0]} (--strict-permissions: nothing reloaded)`);
+  const short = await credentialWarnings({
+    flagTokens: [],
+    tokens:
+      file === undefined
+        ? []
+        : tokens.filter((token) => !flags.includes(token) && token !== env).map((token) => ({ token, source: `--token-file ${file}` })),
+    files: [],
+    strictPermissions: false,
+  });
+  return [...readable, ...short];
 }

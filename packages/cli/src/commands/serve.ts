@@ -212,6 +212,7 @@ async function serveWith(
       ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
       ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
       { path: join(dirname(keyringPath ?? join(dataDir, KEYRING_FILE)), PRINCIPAL_SECRET_FILE), what: "principal secret" },
+      ...(tlsFiles === undefined ? [] : [{ path: tlsFiles.key, what: "TLS key" }]),
     ],
     strictPermissions: options.strictPermissions === true,
   });
@@ -337,7 +338,8 @@ async function serveWith(
     event: "server.start",
     ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }),
   });
-  reloads.start(server, { tokens: tokenSources, dataDir, generateToken: jwt === undefined, tls: tlsFiles }, logger);
+  const strictPermissions = options.strictPermissions === true;
+  reloads.start(server, { tokens: tokenSources, dataDir, generateToken: jwt === undefined, tls: tlsFiles, strictPermissions }, logger);
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
