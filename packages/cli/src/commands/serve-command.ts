@@ -38,6 +38,10 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
     .description(
       "Start the session server with the embedded SQLite store, the demo catalogue (or your own agents, --agents) and a signing keyring kept in the data directory.",
     )
+    .option(
+      "--config <file>",
+      'these options from a JSON object, e.g. {"port": 8443, "token-file": "tokens", "metrics": true}; a flag given here wins (see Config below)',
+    )
     .addOption(new Option("--port <port>", "TCP port; 0 picks a free one").argParser(parsePort).default(DEFAULT_PORT))
     .option("--host <host>", "interface to listen on", DEFAULT_HOST)
     .addOption(new Option("--token <token>", "accept this static bearer token (repeatable)").argParser(collect).default([]))
@@ -249,6 +253,12 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   again: new connections get them, open sessions run on; a file that cannot be used changes nothing and is
   logged (server.reload-failed). SIGHUP stays a stop (a closed terminal sends it); systemd:
   ExecReload=/bin/kill -USR2 $MAINPID.
+  Config: --config FILE reads these options from a JSON object whose members are the long options
+  without their dashes: {"host": "0.0.0.0", "port": 8443, "tls-cert": "fullchain.pem", "tls-key":
+  "key.pem", "token-file": "tokens", "metrics": true, "allow-origin": ["https://app.example"]}. A switch
+  is true or false ("console": false for --no-console), a repeatable option a list; relative paths are
+  relative to the file's directory. A flag on the command line wins, then $GOLEM_STREAM_STORE, then the
+  file. Tokens go in a token file, not here. An unknown member or a bad value stops serve (exit 2).
   One server per data directory: a second one on the same directory exits with an error.
   Health: GET /healthz answers 200 while the process runs; GET /readyz answers 200 when the store is
   reachable and the server takes sessions, 503 otherwise (while draining, or the store is down).
@@ -304,6 +314,10 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   $ PGPASSWORD=... golem-stream serve --store postgres://golem@db:5432/golem --keyring /etc/golem/keyring.json \\
       --token-file /etc/golem/tokens --node-id node-a --drain-timeout 2m`,
     )
+    .hook("preAction", async (command) => {
+      const file = (command.opts() as { config?: string }).config;
+      if (file !== undefined) await (await import("./serve-config.js")).applyConfigFile(command, file, io.env);
+    })
     .action(async (options: ServeOptions & { readonly logFile?: string }) => {
       const [{ runServe }, { withLogFile }] = await Promise.all([import("./serve.js"), import("../io/log-file.js")]);
       setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));

@@ -1,0 +1,157 @@
+/**
+ * `serve --config FILE`: serve's options from a JSON file, for a server run
+ * by a service manager with more settings than a unit's command line holds
+ * comfortably. The file is the command line in another form, read by the
+ * same parsers, so it means exactly what the flags mean and every flag, old
+ * or new, has its key:
+ *
+ *   { "port": 8443, "host": "0.0.0.0", "tls-cert": "fullchain.pem",
+ *     "tls-key": "key.pem", "token-file": "tokens", "metrics": true,
+ *     "allow-origin": ["https://app.example"], "retention": "7d" }
+ *
+ * - A member is a long option without its dashes; a switch is `true` or
+ *   `false` (`"console": false` for `--no-console`); a repeatable option an
+ *   array; a number may be a JSON number or a string (`"16GiB"`).
+ * - Precedence: a flag on the command line, then the environment
+ *   (`GOLEM_STREAM_STORE`), then the file, then the default. A repeatable
+ *   option given on the command line replaces the file's list.
+ * - Relative paths in the file are relative to the file's directory, as a
+ *   flag's are to the working directory: the file can be moved with what it
+ *   names, and a service manager's working directory does not matter.
+ * - No bearer tokens in it (`token`): they belong in a `token-file`, whose
+ *   permissions serve checks; a config file is copied and shown around.
+ * - Anything else (an unknown member, a wrong type, a value the flag would
+ *   refuse) is a usage error naming the file and the member, before
+ *   anything starts.
+ */
+import { readFile, stat } from "node:fs/promises";
+import { dirname, isAbsolute, resolve } from "node:path";
+import type { Command, Option } from "commander";
+import { usageError } from "../exit-codes.js";
+
+/** A serve configuration is a few hundred bytes; a file far larger is not one. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** Options whose value names a file or directory. */
+const PATH_OPTIONS = new Set(["token-file", "tls-cert", "tls-key", "agents", "data-dir", "keyring", "log-file", "jwt-jwks"]);
+
+/** Members the file may not set, and why. */
+const REFUSED: ReadonlyMap<string, string> = new Map([
+  ["config", "a config file cannot name another"],
+  [
+    "token",
+    'bearer tokens go in a token file ("token-file": "tokens"), whose permissions serve checks, not in a file that is copied and shown around',
+  ],
+]);
+
+/** Each member's option, and the environment variable that overrides it. */
+const ENV_OVERRIDES: ReadonlyMap<string, string> = new Map([["store", "GOLEM_STREAM_STORE"]]);
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Sets `command`'s options from the JSON object in `file` where neither the
+ * command line nor the environment set them. Throws a usage error naming the
+ * file (and the member) for anything it cannot take.
+ */
+export async function applyConfigFile(command: Command, file: string, env: Env): Promise<void> {
+  const path = resolve(file);
+  const json = await readConfig(path, file);
+  const byKey = new Map(command.options.map((option) => [keyOf(option), option]));
+  for (const [key, raw] of Object.entries(json)) {
+    const refusal = REFUSED.get(key);
+    if (refusal !== undefined) throw usageError(`${file}: "${key}": ${refusal}`);
+    const option = byKey.get(key);
+    if (option === undefined) throw usageError(`${file}: "${key}" is not an option of serve${suggestion(key, [...byKey.keys()])}`);
+    const attribute = option.attributeName();
+    if (command.getOptionValueSource(attribute) === "cli") continue;
+    const overriding = ENV_OVERRIDES.get(key);
+    if (overriding !== undefined && (env[overriding] ?? "") !== "") continue;
+    const value = optionValue(option, raw, `${file}: "${key}"`, dirname(path));
+    command.setOptionValueWithSource(attribute, value, "config");
+  }
+}
+
+async function readConfig(path: string, shown: string): Promise<Record<string, unknown>> {
+  const unreadable = (error: unknown): never => {
+    throw usageError(`--config ${shown}: cannot read it (${(error as { code?: string }).code ?? String(error)})`, error);
+  };
+  const info = await stat(path).catch(unreadable);
+  if (!info.isFile()) throw usageError(`--config ${shown}: not a file`);
+  if (info.size > MAX_CONFIG_BYTES)
+    throw usageError(`--config ${shown}: ${info.size} bytes, more than a config file's ${MAX_CONFIG_BYTES}`);
+  const text = await readFile(path, "utf8").catch(unreadable);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw usageError(`--config ${shown}: not JSON (${error instanceof Error ? error.message : String(error)})`, error);
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw usageError(`--config ${shown}: a JSON object of serve's options, e.g. {"port": 8080, "token-file": "tokens"}`);
+  return json as Record<string, unknown>;
+}
+
+/** The member's name for an option: its long flag without the dashes, and without `no-` for a negating switch. */
+function keyOf(option: Option): string {
+  const long = (option.long ?? "").replace(/^--/, "");
+  return option.negate ? long.replace(/^no-/, "") : long;
+}
+
+/** What the flag would have set for `raw`, through the flag's own parser. */
+function optionValue(option: Option, raw: unknown, where: string, base: string): unknown {
+  if (option.negate || option.isBoolean()) {
+    if (typeof raw !== "boolean") throw usageError(`${where}: true or false (a switch), not ${JSON.stringify(raw)}`);
+    return raw;
+  }
+  const repeatable = Array.isArray(option.defaultValue);
+  const items = repeatable && Array.isArray(raw) ? (raw as unknown[]) : [raw];
+  if (!repeatable && Array.isArray(raw)) throw usageError(`${where}: one value, not a list (the flag is not repeatable)`);
+  let value: unknown = repeatable ? [] : option.defaultValue;
+  for (const item of items) {
+    const text = textOf(item, where);
+    const given = PATH_OPTIONS.has(keyOf(option)) ? pathIn(base, text) : text;
+    try {
+      value = option.parseArg === undefined ? (repeatable ? [...(value as string[]), given] : given) : option.parseArg(given, value);
+    } catch (error) {
+      throw usageError(`${where}: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+  }
+  return value;
+}
+
+function textOf(item: unknown, where: string): string {
+  if (typeof item === "string") return item;
+  if (typeof item === "number" && Number.isFinite(item)) return String(item);
+  throw usageError(`${where}: a string or a number, not ${JSON.stringify(item)}`);
+}
+
+/** A relative path as seen from the config file's directory; a URL (`--jwt-jwks`) as it is. */
+function pathIn(base: string, text: string): string {
+  if (text === "" || isAbsolute(text) || /^https?:\/\//i.test(text)) return text;
+  return resolve(base, text);
+}
+
+/** `; did you mean "max-connections"?` for a member one or two edits from a key, else nothing. */
+function suggestion(key: string, keys: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of keys) {
+    const distance = editDistance(key, candidate);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best === undefined ? " (see golem-stream serve --help)" : `; did you mean "${best}"?`;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}
