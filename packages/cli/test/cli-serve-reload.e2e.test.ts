@@ -16,7 +16,7 @@ import { connect } from "node:tls";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { itemsOf, run, scratchDir, start, startServe, waitFor, type ServerProcess } from "./support/processes.js";
-import { makeTestCertificates, type TestCertificates } from "./support/tls-certificates.js";
+import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
 
 const FIRST_TOKEN = "first-token-0123456789";
 const ADDED_TOKEN = "added-token-0123456789";

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, run, scratchDir, startServe } from "./support/processes.js";
-import { makeTestCertificates, type TestCertificates } from "./support/tls-certificates.js";
+import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
 
 let certificates: TestCertificates;
 let certFile: string;

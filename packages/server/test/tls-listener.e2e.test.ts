@@ -19,7 +19,7 @@ import WebSocket from "ws";
 import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
 import { TlsCertificateError, type TlsCredentials } from "../src/index.js";
 import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
-import { makeTestCertificates, type TestCertificates } from "./support/tls-certificates.js";
+import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
 
 /** What the server's frame reader answered for each session socket: true when it reads the small text frames itself. */
 const fastPaths = vi.hoisted((): boolean[] => []);

@@ -1,23 +1,27 @@
 /**
  * A throwaway CA and server certificates it issues for 127.0.0.1 and
- * localhost, made with openssl in `directory`: for tests of the
- * server's own TLS listener (a copy of the server package's helper).
+ * localhost, made with openssl: for tests of the server's own TLS listener,
+ * in the library and behind `golem-stream serve --tls-cert`.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export interface TestCertificates {
   readonly directory: string;
   /** The CA's certificate (PEM), for clients to trust. */
   readonly ca: string;
-  /** The CA certificate's file. */
+  /** The CA certificate's file (for `NODE_EXTRA_CA_CERTS`). */
   readonly caFile: string;
   /** Issues a server certificate named `name` (its PEM files `<name>.crt` and `<name>.key` in `directory`). */
   issue(name: string): { readonly cert: string; readonly key: string };
+  /** Deletes `directory`, the CA's key included. */
+  remove(): void;
 }
 
-export function makeTestCertificates(directory: string): TestCertificates {
+/** A new CA in `directory`, or in a temporary directory of its own when none is given. */
+export function makeTestCertificates(directory = mkdtempSync(join(tmpdir(), "golem-stream-tls-"))): TestCertificates {
   const openssl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: directory, stdio: "pipe" });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
   openssl("req", "-x509", ...ec, "-days", "2", "-subj", "/CN=golem-stream-test-ca", "-keyout", "ca.key", "-out", "ca.crt");
@@ -47,5 +51,6 @@ export function makeTestCertificates(directory: string): TestCertificates {
       );
       return { cert: readFileSync(join(directory, `${name}.crt`), "utf8"), key: readFileSync(join(directory, `${name}.key`), "utf8") };
     },
+    remove: () => rmSync(directory, { recursive: true, force: true }),
   };
 }
