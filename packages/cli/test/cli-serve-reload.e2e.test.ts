@@ -12,11 +12,10 @@
  */
 import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { connect } from "node:tls";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { itemsOf, run, scratchDir, start, startServe, waitFor, type ServerProcess } from "./support/processes.js";
-import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
+import { makeTestCertificates, servedCertificateName, type TestCertificates } from "@golem-stream/test-support";
 
 const FIRST_TOKEN = "first-token-0123456789";
 const ADDED_TOKEN = "added-token-0123456789";
@@ -49,20 +48,6 @@ async function reload(
   return events(server, event)[count - 1]!;
 }
 
-/** The common name of the certificate a new TLS connection to the server is served. */
-async function servedName(server: ServerProcess): Promise<string> {
-  const socket = connect({ host: "127.0.0.1", port: server.port, ca: certificates.ca });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once("secureConnect", () => resolve());
-      socket.once("error", reject);
-    });
-    return String(socket.getPeerCertificate().subject.CN);
-  } finally {
-    socket.destroy();
-  }
-}
-
 it("SIGUSR2 reads the token file and the certificate again: only then do they apply; a file that cannot be used changes nothing", async () => {
   const dir = certificates.directory;
   const tokenFile = join(dir, "tokens");
@@ -82,7 +67,7 @@ it("SIGUSR2 reads the token file and the certificate again: only then do they ap
   try {
     expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.success);
     expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.rejected);
-    expect(await servedName(server)).toBe("first");
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("first");
 
     // An invocation running on the token about to be removed.
     const running = start([...count, "40", "25"], { env: env(FIRST_TOKEN) });
@@ -99,9 +84,9 @@ it("SIGUSR2 reads the token file and the certificate again: only then do they ap
 
     copyFileSync(join(dir, "second.crt"), certFile);
     copyFileSync(join(dir, "second.key"), keyFile);
-    expect(await servedName(server)).toBe("first");
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("first");
     expect(await reload(server, "server.reloaded", 2)).toMatchObject({ certificate: expect.stringContaining("CN=second") });
-    expect(await servedName(server)).toBe("second");
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("second");
 
     // A key that is not the certificate's: nothing changes, and the log says which file.
     copyFileSync(join(dir, "first.key"), keyFile);
@@ -110,7 +95,7 @@ it("SIGUSR2 reads the token file and the certificate again: only then do they ap
       level: "error",
       error: `--tls-key ${keyFile}: not the private key of --tls-cert ${certFile}: error:05800074:x509 certificate routines::key values mismatch`,
     });
-    expect(await servedName(server)).toBe("second");
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("second");
     expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.success);
 
     // A usable certificate beside a token file that is not: neither applies.
@@ -118,7 +103,7 @@ it("SIGUSR2 reads the token file and the certificate again: only then do they ap
     writeFileSync(tokenFile, `${FIRST_TOKEN}\nnot a token\n`);
     const badTokens = await reload(server, "server.reload-failed", 2);
     expect(badTokens["error"]).toContain(`--token-file ${tokenFile}, line 2: a bearer token is`);
-    expect(await servedName(server)).toBe("second");
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("second");
     expect(await invokeWith(ADDED_TOKEN)).toBe(EXIT.success);
     expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.rejected);
     expect(server.running.stderr()).not.toContain(ADDED_TOKEN);

@@ -19,7 +19,7 @@ import WebSocket from "ws";
 import { SESSION_PATH, SUBPROTOCOL } from "@golem-stream/wire";
 import { TlsCertificateError, type TlsCredentials } from "../src/index.js";
 import { RawClient, demoStart, outputValues, startTestServer, v, type TestServer } from "./helpers.js";
-import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
+import { makeTestCertificates, servedCertificateName, type TestCertificates } from "@golem-stream/test-support";
 
 /** What the server's frame reader answered for each session socket: true when it reads the small text frames itself. */
 const fastPaths = vi.hoisted((): boolean[] => []);
@@ -67,21 +67,6 @@ async function connectSession(url: string): Promise<RawClient> {
     socket.once("error", reject);
   });
   return new RawClient(socket);
-}
-
-/** The common name of the certificate a new TLS connection to `httpUrl` is served. */
-async function servedName(httpUrl: string): Promise<string> {
-  const { hostname, port } = new URL(httpUrl);
-  const socket = connect({ host: hostname, port: Number(port), ca: certificates.ca });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once("secureConnect", () => resolve());
-      socket.once("error", reject);
-    });
-    return String(socket.getPeerCertificate().subject.CN);
-  } finally {
-    socket.destroy();
-  }
 }
 
 /** GET `path` on a connection of its own: the status and body. */
@@ -170,11 +155,11 @@ it("over TLS a session socket leaves the maxHttpConnections count, and a connect
 
 it("setTlsCertificate serves new connections the new certificate; credentials that cannot be used fail typed and change nothing", async () => {
   const server = await start();
-  expect(await servedName(server.httpUrl)).toBe("first");
+  expect(await servedCertificateName(server.httpUrl, certificates.ca)).toBe("first");
   const open = await connectSession(server.url);
 
   server.server.setTlsCertificate(second);
-  expect(await servedName(server.httpUrl)).toBe("second");
+  expect(await servedCertificateName(server.httpUrl, certificates.ca)).toBe("second");
 
   const refusals = [
     { cert: "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n", key: second.key },
@@ -194,7 +179,7 @@ it("setTlsCertificate serves new connections the new certificate; credentials th
       message: expect.stringMatching(/^(the TLS certificate and key cannot be used: |tls\.key )/),
     });
   }
-  expect(await servedName(server.httpUrl)).toBe("second");
+  expect(await servedCertificateName(server.httpUrl, certificates.ca)).toBe("second");
 
   // The connection opened before the change runs a session as ever.
   open.send(demoStart("count", v.record(v.u32(3), v.u32(0))));

@@ -20,5 +20,5 @@ export {
   type TcpProxyOptions,
   type Upstream,
 } from "./tcp-proxy.js";
-export { makeTestCertificates, type TestCertificates } from "./tls-certificates.js";
+export { makeTestCertificates, servedCertificateName, type TestCertificates } from "./tls-certificates.js";
 export { upgradeRequest } from "./upgrade-request.js";

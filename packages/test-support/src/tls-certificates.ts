@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect } from "node:tls";
 import { join } from "node:path";
 
 export interface TestCertificates {
@@ -53,4 +54,19 @@ export function makeTestCertificates(directory = mkdtempSync(join(tmpdir(), "gol
     },
     remove: () => rmSync(directory, { recursive: true, force: true }),
   };
+}
+
+/** The common name of the certificate a new TLS connection to `url` (`https://host:port`) is served, trusting `ca`. */
+export async function servedCertificateName(url: string, ca: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket = connect({ host: hostname, port: Number(port), ca });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
+      socket.once("error", reject);
+    });
+    return String(socket.getPeerCertificate().subject.CN);
+  } finally {
+    socket.destroy();
+  }
 }
