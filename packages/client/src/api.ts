@@ -45,7 +45,7 @@ export type { CancelOutcome } from "./cancel-delivery.js";
 export type { ResumeState, AcceptedState, PendingStartState } from "./checkpoint.js";
 export { ClientError, isClientError, CLIENT_ERROR_KINDS, type ClientErrorKind, type ClientErrorOptions } from "./errors.js";
 export { DEFAULT_RECONNECT_POLICY, reconnectDelay, type ReconnectPolicy } from "./reconnect-policy.js";
-export type { Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo } from "./transport.js";
+export type { Transport, Connection, ConnectionHandlers, ConnectRequest, CloseInfo, CatalogueRequestInit } from "./transport.js";
 export { webSocketTransport, type WebSocketTransportOptions, type WebSocketLike, type OpenWebSocket } from "./web-socket-transport.js";
 export type { Source, ByteSource, BlobLike } from "./sources.js";
 export { findStreamTokens, type StreamLeaf } from "./values.js";

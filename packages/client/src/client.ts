@@ -148,6 +148,9 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
   if (options.transport !== undefined && typeof options.transport?.connect !== "function") {
     throw new ClientError("invalid-argument", "transport must have a connect() method");
   }
+  if (options.transport?.fetch !== undefined && typeof options.transport.fetch !== "function") {
+    throw new ClientError("invalid-argument", "transport.fetch must be a function when given");
+  }
   const config = {
     url: sessionUrl(options.url),
     getToken: getToken === undefined ? () => token as string : checkedTokens(getToken),
@@ -185,7 +188,9 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
       // As a connection's getToken failure (attachment.ts): the application's function, not the server, failed.
       throw new ClientError("invalid-argument", "getToken failed", { cause });
     }
-    const catalogue = await fetchCatalogue(url, token, config.maxCatalogueBytes, signal);
+    const { transport } = config;
+    const request = transport.fetch === undefined ? undefined : transport.fetch.bind(transport);
+    const catalogue = await fetchCatalogue(url, token, config.maxCatalogueBytes, signal, request);
     const schema = catalogue.get(agentType);
     if (schema === undefined) throw agentTypeNotFound(url, agentType, [...catalogue.keys()]);
     return schema;

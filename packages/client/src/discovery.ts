@@ -8,6 +8,7 @@ import { decodeSchemaGraph, type SchemaGraph } from "@golem-stream/schema-value"
 import { MiB, ProtocolError, getMember, isJsonObject, parseStrictJson, type JsonValue } from "@golem-stream/wire";
 import { catalogueRefusal } from "./catalogue-refusal.js";
 import { ClientError, serverViolation } from "./errors.js";
+import type { CatalogueRequestInit } from "./transport.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 /**
@@ -52,18 +53,20 @@ export function discoveryUrl(sessionUrl: string, application: string, environmen
 
 /**
  * Reads the catalogue at `url` (`discoveryUrl`), refusing one of more than `maxBytes` without reading
- * it all. `signal` aborts the request and the download, which then fail with `aborted`.
+ * it all. `signal` aborts the request and the download, which then fail with `aborted`. `request`
+ * makes the `GET` (the transport's `fetch`, else the global one).
  */
 export async function fetchCatalogue(
   url: string,
   token: string,
   maxBytes: number,
   signal?: AbortSignal,
+  request: (url: string, init: CatalogueRequestInit) => Promise<Response> = fetch,
 ): Promise<ReadonlyMap<string, AgentTypeSchema>> {
   let response: Response;
   let body: Uint8Array;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
+    response = await request(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
   } catch (cause) {
     throw (
       aborted(url, signal) ??

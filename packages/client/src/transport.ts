@@ -81,4 +81,16 @@ export interface Transport {
    * with any other error when the outcome is uncertain (network failure).
    */
   connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection>;
+  /**
+   * Makes the catalogue request (`client.agent`, `client.connect`): a `GET` of `url` with these
+   * headers, answered as the global `fetch` answers. Default: the global `fetch`.
+   * `wsTransport({ tls })` has one that trusts what its sockets trust.
+   */
+  fetch?(url: string, init: CatalogueRequestInit): Promise<Response>;
+}
+
+/** What a catalogue request carries: its headers (the bearer token), and the caller's signal. */
+export interface CatalogueRequestInit {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
 }

@@ -24,6 +24,7 @@ import {
 } from "@golem-stream/wire";
 import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
 import { errorEnvelope } from "./error-envelope.js";
+import { tlsCatalogueFetch, tlsSettings } from "./ws-tls.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
@@ -53,6 +54,27 @@ export interface WsTransportOptions {
    * written instead of allocated anew. Default 4 MiB; 0 allocates every envelope.
    */
   readonly maxPooledSendBytes?: number;
+  /**
+   * TLS for `wss://` (and the catalogue's `https://`) beyond Node's defaults: `ca`, the certificate
+   * authorities to trust instead of Node's (a private CA's certificate, PEM); `cert` and `key`
+   * (with `passphrase`), a client certificate for a server or proxy that asks for one;
+   * `servername`, the name the server's certificate must carry when the URL's host is not it.
+   * Checked at once: PEM that cannot be read throws `invalid-argument`. Default: Node's
+   * certificate authorities (with `NODE_EXTRA_CA_CERTS`), no client certificate.
+   */
+  readonly tls?: WsTlsOptions;
+}
+
+/** PEM text, or its bytes. */
+type Pem = string | Uint8Array;
+
+/** `WsTransportOptions.tls`: what Node's `tls.connect` takes of these names (no Node types, for the browser build's declarations). */
+export interface WsTlsOptions {
+  readonly ca?: Pem | readonly Pem[];
+  readonly cert?: Pem | readonly Pem[];
+  readonly key?: Pem | readonly Pem[];
+  readonly passphrase?: string;
+  readonly servername?: string;
 }
 
 /** Bound on an HTTP error envelope read from a refused handshake. */
@@ -74,7 +96,9 @@ export function wsTransport(options?: WsTransportOptions): Transport {
   const keepaliveIntervalMs = nonNegativeMs(given.keepaliveIntervalMs, 15_000, "keepaliveIntervalMs");
   const pooled = integerOption(given.maxPooledSendBytes, 4 * MiB, "maxPooledSendBytes", 0, Number.MAX_SAFE_INTEGER);
   const envelopes = new EnvelopePool(pooled);
+  const tls = tlsSettings(given.tls);
   return {
+    ...(tls === undefined ? {} : { fetch: tlsCatalogueFetch(tls) }),
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise<Connection>((resolve, reject) => {
         const socket = new WebSocket(request.url, SUBPROTOCOL, {
@@ -86,6 +110,7 @@ export function wsTransport(options?: WsTransportOptions): Transport {
           skipUTF8Validation: true,
           // Messages are emitted while a chunk is parsed, in order with those read before ws (readWsTextFramesFirst).
           allowSynchronousEvents: true,
+          ...tls,
         });
         let opened = false;
         let closed = false;

@@ -1,0 +1,77 @@
+/**
+ * `wsTransport({ tls })`: its settings, checked once, and its catalogue
+ * request, a `GET` through
+ * node:https with the transport's own TLS settings, answered as a web
+ * `Response` as the global `fetch` answers. The global `fetch` of Node takes
+ * no certificate authority of its own, only the process's
+ * (`NODE_EXTRA_CA_CERTS`, read at start); a client trusting a private CA for
+ * its sockets must trust it for the catalogue too.
+ */
+import { get as httpGet } from "node:http";
+import { get as httpsGet } from "node:https";
+import { Readable } from "node:stream";
+import { X509Certificate } from "node:crypto";
+import { createSecureContext, type ConnectionOptions } from "node:tls";
+import { ClientError } from "./errors.js";
+import type { CatalogueRequestInit } from "./transport.js";
+import type { WsTlsOptions } from "./ws-transport.js";
+
+/**
+ * The transport's TLS settings as `tls.connect` takes them, for its sockets and its catalogue
+ * requests alike; checked by making a secure context of them once, so unreadable PEM is refused
+ * here rather than as a connection failure retried again and again.
+ */
+export function tlsSettings(options: WsTlsOptions | undefined): ConnectionOptions | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== "object" || options === null) throw new ClientError("invalid-argument", "wsTransport: tls must be an object");
+  const { ca, cert, key, passphrase, servername } = options;
+  if (servername !== undefined && typeof servername !== "string")
+    throw new ClientError("invalid-argument", "wsTransport: tls.servername must be a string");
+  // Node takes any ArrayBufferView where its types say Buffer.
+  const settings = { ca, cert, key, passphrase } as ConnectionOptions;
+  try {
+    // A secure context ignores `ca` text that holds no certificate; every connection would then fail
+    // verification, again and again as the reconnect policy allows.
+    for (const authority of ca === undefined ? [] : Array.isArray(ca) ? ca : [ca]) new X509Certificate(authority as string | Uint8Array);
+    createSecureContext(settings);
+  } catch (cause) {
+    throw new ClientError(
+      "invalid-argument",
+      `wsTransport: tls cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+  }
+  return servername === undefined ? settings : { ...settings, servername };
+}
+
+/** Statuses whose response has no body: a web `Response` refuses one. */
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/** A catalogue fetch with `tls` (certificate authorities, client certificate, server name) for `https://`. */
+export function tlsCatalogueFetch(tls: ConnectionOptions): (url: string, init: CatalogueRequestInit) => Promise<Response> {
+  return (url, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const target = new URL(url);
+      const options = {
+        headers: { ...init.headers },
+        // One request per catalogue read: a pooled socket would outlive the client's settings.
+        agent: false as const,
+        ...(init.signal === undefined ? {} : { signal: init.signal }),
+      };
+      const request = target.protocol === "https:" ? httpsGet(target, { ...options, ...tls }, answer) : httpGet(target, options, answer);
+      request.on("error", reject);
+      function answer(response: import("node:http").IncomingMessage): void {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+        }
+        const status = response.statusCode ?? 500;
+        const nullBody = NULL_BODY_STATUSES.has(status);
+        if (nullBody) response.resume();
+        const body = nullBody ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
+        resolve(new Response(body, { status, statusText: response.statusMessage ?? "", headers }));
+      }
+    });
+}
