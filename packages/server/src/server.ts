@@ -316,10 +316,6 @@ class NodeSessionServer implements SessionServer {
       server.off("upgrade", upgrade);
       server.off("request", request);
     }
-    const owned = this.#owned?.server;
-    if (owned !== undefined) {
-      owned.closeAllConnections();
-      await new Promise<void>((resolve) => owned.close(() => resolve()));
-    }
+    await this.#owned?.close();
   }
 }

@@ -5,14 +5,16 @@
  * frame reader off the TLS socket; the listener's bounds hold over TLS (a
  * connection over `maxHttpConnections` is answered `overloaded` in the
  * envelope, a probe over it is still answered, a session socket leaves the
- * count, a handshake must come within the request timeout); `setTlsCertificate` serves
+ * count, a handshake must come within the request timeout); `close()`
+ * closes the connections still in their handshake and serves no handshake
+ * completing after it began; `setTlsCertificate` serves
  * new connections the new certificate, and credentials that cannot be used
  * fail with `TlsCertificateError`, the certificate in use staying; the
  * listening address's origins allowed for browsers are its `https` ones.
  */
 import { randomUUID } from "node:crypto";
 import { request } from "node:https";
-import { createConnection } from "node:net";
+import { createConnection, type Socket } from "node:net";
 import { connect } from "node:tls";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import WebSocket from "ws";
@@ -151,6 +153,49 @@ it("over TLS a session socket leaves the maxHttpConnections count, and a connect
   const silent = createConnection({ host: hostname, port: Number(port) });
   silent.on("error", () => undefined);
   await new Promise<void>((resolve) => silent.once("close", () => resolve()));
+});
+
+/**
+ * A TCP connection to `httpUrl` that sends nothing, once the server has accepted it: a request
+ * answered on a connection opened after it means the server took it from the backlog first.
+ */
+async function acceptedSilentConnection(httpUrl: string): Promise<Socket> {
+  const { hostname, port } = new URL(httpUrl);
+  const silent = createConnection({ host: hostname, port: Number(port) });
+  silent.on("error", () => undefined);
+  await new Promise<void>((resolve) => silent.once("connect", () => resolve()));
+  expect((await health(httpUrl)).status).toBe(200);
+  return silent;
+}
+
+it("close() closes a connection still in its TLS handshake instead of waiting out httpRequestTimeoutMs for it", async () => {
+  // Ten minutes: were close() to wait for the handshake, the test would time out.
+  const server = await start({ healthEndpoints: true, limits: { httpRequestTimeoutMs: 600_000 } });
+  const silent = await acceptedSilentConnection(server.httpUrl);
+  const events: string[] = [];
+  const socketClosed = new Promise<void>((resolve) => silent.once("close", () => resolve()));
+  void socketClosed.then(() => events.push("socket closed"));
+  events.push("close() called");
+  await Promise.all([server.server.close().then(() => events.push("close() resolved")), socketClosed]);
+  expect(events[0]).toBe("close() called");
+  expect([...events].sort()).toEqual(["close() called", "close() resolved", "socket closed"]);
+});
+
+it("a TLS handshake begun as close() begins is not completed, nor served", async () => {
+  const server = await start({ healthEndpoints: true, limits: { httpRequestTimeoutMs: 600_000 } });
+  const raw = await acceptedSilentConnection(server.httpUrl);
+  const closed = server.server.close();
+  const secure = connect({ socket: raw, ca: certificates.ca, servername: "localhost" });
+  secure.on("error", () => undefined);
+  const answered = await new Promise<string>((resolve) => {
+    secure.once("secureConnect", () => {
+      secure.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      secure.once("data", (chunk: Buffer) => resolve(chunk.toString("latin1").split("\r\n")[0]!));
+    });
+    raw.once("close", () => resolve("closed"));
+  });
+  expect(answered).toBe("closed");
+  await closed;
 });
 
 it("setTlsCertificate serves new connections the new certificate; credentials that cannot be used fail typed and change nothing", async () => {

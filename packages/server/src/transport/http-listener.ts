@@ -54,6 +54,13 @@ export interface HttpListener {
   becameSession(socket: Duplex): void;
   /** Handles upgrades, but for those of connections over the budget: they are refused `overloaded`. */
   onUpgrade(handler: (request: IncomingMessage, socket: Duplex, head: Buffer) => void): void;
+  /**
+   * Stops listening and closes every connection that is not a session
+   * socket, those still in their TLS handshake included; resolves once the
+   * server closed (its session sockets closed too). A handshake that would
+   * complete afterwards is not served.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -78,6 +85,7 @@ export function createHttpListener(
   const gate = new ConnectionGate(limits.maxHttpConnections);
   const reserve = new ProbeReserve(requestTimeoutMs);
   const tcp = new TcpSockets();
+  let closing = false;
   const options = {
     headersTimeout: requestTimeoutMs,
     requestTimeout: requestTimeoutMs,
@@ -120,7 +128,12 @@ export function createHttpListener(
     if ((probePaths.size > 0 || tls !== undefined) && reserve.admit(socket, refuse)) return;
     refuse();
   });
-  if (tls !== undefined) server.on("secureConnection", (socket: TLSSocket) => tcp.secured(socket));
+  if (tls !== undefined)
+    server.on("secureConnection", (socket: TLSSocket) => {
+      // Node's own listener, before this one, gave it its parser: closing, it is served nothing.
+      if (closing) socket.destroy();
+      else tcp.secured(socket);
+    });
   return {
     server,
     secure: tls !== undefined,
@@ -140,6 +153,15 @@ export function createHttpListener(
         refused();
         rejectUpgrade(socket, overloadedError());
       }),
+    close: () => {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Node's closeAllConnections knows the connections that have a parser: over TLS, only those
+      // whose handshake completed. The others would hold close() for up to httpRequestTimeoutMs.
+      tcp.destroyHandshaking();
+      server.closeAllConnections();
+      return closed;
+    },
   };
 }
 

@@ -5,8 +5,16 @@
  * bounded as plain ones stuck in their request head are. The requests and
  * upgrades that follow arrive on the TLS socket wrapping it: this finds the
  * TCP socket again from the TLS one, by the connection's addresses and
- * ports, which no two open connections of one listener share (Node's TLS
- * server does not say which socket it wrapped).
+ * ports, which no two open connections of one listener share. Node's TLS
+ * server does not document which socket it wrapped: its TLS sockets keep it
+ * as `_parent` (Node 20 to 24), an internal property that could change in
+ * any release without notice, where the addresses and ports are documented
+ * `net.Socket` properties. A match missed would only leave a connection
+ * counted as its TLS socket rather than its TCP one.
+ *
+ * The sockets still in their handshake are also the ones `close` must
+ * destroy itself: Node's `closeAllConnections` knows only the connections
+ * that have an HTTP parser, which over TLS is once the handshake completed.
  */
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
@@ -43,6 +51,11 @@ export class TcpSockets {
   /** The TCP socket under `socket` (a TLS socket), or `socket` itself (plain HTTP, or not found). */
   tcpOf(socket: Duplex): Duplex {
     return this.#under.get(socket) ?? socket;
+  }
+
+  /** Destroys the accepted sockets whose TLS handshake has not completed (the listener closes). */
+  destroyHandshaking(): void {
+    for (const socket of [...this.#handshaking.values()]) socket.destroy();
   }
 
   /** The TLS socket over `socket` once its handshake completed. */
