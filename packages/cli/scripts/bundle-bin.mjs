@@ -36,6 +36,7 @@ export const EXTERNAL = [
   "@golem-stream/console",
   "@opentelemetry/api",
   "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/exporter-trace-otlp-proto",
   "@opentelemetry/resources",
   "@opentelemetry/sdk-trace",
   "pino",

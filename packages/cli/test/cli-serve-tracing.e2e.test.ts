@@ -32,6 +32,8 @@ interface OtlpExport {
 class Receiver {
   readonly exports: OtlpExport[] = [];
   readonly paths: string[] = [];
+  /** Every export's body as sent: protobuf's strings are their UTF-8 bytes within it. */
+  readonly bodies: Buffer[] = [];
   readonly #server: Server;
   #waiters: (() => void)[] = [];
 
@@ -40,8 +42,11 @@ class Receiver {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
-        this.paths.push(`${request.method ?? ""} ${request.url ?? ""} ${request.headers["content-type"] ?? ""}`);
-        this.exports.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpExport);
+        const body = Buffer.concat(chunks);
+        const type = request.headers["content-type"] ?? "";
+        this.paths.push(`${request.method ?? ""} ${request.url ?? ""} ${type}`);
+        this.bodies.push(body);
+        if (type === "application/json") this.exports.push(JSON.parse(body.toString("utf8")) as OtlpExport);
         response.writeHead(200, { "content-type": "application/json" }).end("{}");
         for (const wake of this.#waiters.splice(0)) wake();
       });
@@ -64,6 +69,15 @@ class Receiver {
     }
   }
 
+  /** Resolves once an export's body holds every one of `texts` (a protobuf export, read without its schema). */
+  async holding(texts: readonly string[]): Promise<Buffer> {
+    for (;;) {
+      const found = this.bodies.find((body) => texts.every((text) => body.includes(Buffer.from(text, "utf8"))));
+      if (found !== undefined) return found;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
   close(): Promise<void> {
     this.#server.closeAllConnections();
     return new Promise((resolve) => this.#server.close(() => resolve()));
@@ -79,7 +93,30 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
 });
 
-it("OTEL_EXPORTER_OTLP_ENDPOINT alone: each attachment's span reaches the collector with serve's resource", async () => {
+it("OTEL_EXPORTER_OTLP_ENDPOINT alone: each attachment's span reaches the collector as protobuf, with serve's resource", async () => {
+  const receiver = new Receiver();
+  receivers.push(receiver);
+  const endpoint = await receiver.listen();
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir, {
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "streams-proto", OTEL_BSP_SCHEDULE_DELAY: "0" },
+  });
+  try {
+    expect(server.running.stdout().toString()).toContain(
+      `traces to ${endpoint}/v1/traces (OpenTelemetry, OTLP http/protobuf, service streams-proto)`,
+    );
+    const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "2", "0"], { env: server.env });
+    expect(itemsOf(invoked.stdout, "$")).toEqual([0, 1]);
+    const body = await receiver.holding(["golem_stream.attachment", "golem_stream.method", "count", "service.name", "streams-proto"]);
+    expect(body.includes(Buffer.from(TOKEN))).toBe(false);
+    expect(receiver.paths[0]).toBe("POST /v1/traces application/x-protobuf");
+  } finally {
+    const stopped = await server.stop();
+    expect(stopped.code, server.running.stderr()).toBe(EXIT.success);
+  }
+});
+
+it("OTEL_EXPORTER_OTLP_PROTOCOL=http/json: the same span as JSON, its attributes and resource as sent", async () => {
   const receiver = new Receiver();
   receivers.push(receiver);
   const endpoint = await receiver.listen();
@@ -87,6 +124,7 @@ it("OTEL_EXPORTER_OTLP_ENDPOINT alone: each attachment's span reaches the collec
   const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "warn"], dataDir, {
     env: {
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_SERVICE_NAME: "streams-test",
       OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=ci",
       // Each batch as soon as a span ends: the test waits for the export, not for a 5 s timer.
@@ -95,7 +133,7 @@ it("OTEL_EXPORTER_OTLP_ENDPOINT alone: each attachment's span reaches the collec
   });
   try {
     expect(server.running.stdout().toString()).toContain(
-      `traces to ${endpoint}/v1/traces (OpenTelemetry, OTLP/HTTP JSON, service streams-test)`,
+      `traces to ${endpoint}/v1/traces (OpenTelemetry, OTLP http/json, service streams-test)`,
     );
     const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "3", "0"], { env: server.env });
     expect(itemsOf(invoked.stdout, "$")).toEqual([0, 1, 2]);
@@ -157,6 +195,7 @@ it("a collector that is down: serve runs and stops as ever, and says once that t
 it.each([
   [{ OTEL_TRACES_EXPORTER: "jaeger" }, "OTEL_TRACES_EXPORTER=jaeger: serve exports traces with otlp only (or none)"],
   [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"],
+  [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_TIMEOUT: "abc" }, "OTEL_EXPORTER_OTLP_TIMEOUT=abc"],
 ])("a setting serve cannot honour is a usage error before it listens: %j", async (env, message) => {
   const dataDir = join(scratchDir(), "state");
   const result = await run(["serve", "--port", "0", "--token", TOKEN, "--data-dir", dataDir], { env });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { tracingSettings } from "../src/commands/serve-tracing.js";
+import { throttledDiagnostics } from "../src/commands/serve-tracing.js";
+import { tracingSettings } from "../src/commands/serve-tracing-settings.js";
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
 
@@ -17,6 +18,8 @@ describe("serve's OpenTelemetry settings from the environment", () => {
   it("exports to the endpoint's /v1/traces when only an endpoint is set", () => {
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toEqual({
       endpoint: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
+      serviceName: "golem-stream",
       sampler: { name: "parentbased_always_on", ratio: 1 },
       batch: {},
     });
@@ -35,6 +38,13 @@ describe("serve's OpenTelemetry settings from the environment", () => {
     expect(tracingSettings({ OTEL_TRACES_EXPORTER: " none , otlp" })?.endpoint).toBe("http://localhost:4318/v1/traces");
   });
 
+  it("sends protobuf unless JSON is asked for, the traces' variable over the general one; names the service", () => {
+    expect(tracingSettings({ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })?.protocol).toBe("http/json");
+    const both = { ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" };
+    expect(tracingSettings(both)?.protocol).toBe("http/protobuf");
+    expect(tracingSettings({ ...ENDPOINT, OTEL_SERVICE_NAME: "streams" })?.serviceName).toBe("streams");
+  });
+
   it("reads the sampler, its ratio and the batch processor's settings", () => {
     const settings = tracingSettings({
       ...ENDPOINT,
@@ -51,11 +61,15 @@ describe("serve's OpenTelemetry settings from the environment", () => {
 
   it.each([
     [{ OTEL_TRACES_EXPORTER: "zipkin" }, "OTEL_TRACES_EXPORTER=zipkin: serve exports traces with otlp only (or none)"],
-    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve sends OTLP over HTTP as JSON"],
     [
-      { ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" },
-      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf",
+      { ...ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+      "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: serve sends OTLP over HTTP, as http/protobuf",
     ],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http" }, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http: serve sends OTLP over HTTP"],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_TIMEOUT: "abc" }, "OTEL_EXPORTER_OTLP_TIMEOUT=abc: milliseconds, a whole number of at least 1"],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "0" }, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT=0: milliseconds"],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: "zstd" }, "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION=zstd: gzip or none"],
+    [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_COMPRESSION: "GZIP" }, "OTEL_EXPORTER_OTLP_COMPRESSION=GZIP: gzip or none"],
     [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "jaeger_remote" }, "OTEL_TRACES_SAMPLER=jaeger_remote: serve knows always_on"],
     [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" }, "a number from 0 to 1"],
     [{ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "0" }, "OTEL_BSP_MAX_QUEUE_SIZE=0: a whole number of at least 1"],
@@ -72,5 +86,25 @@ describe("serve's OpenTelemetry settings from the environment", () => {
       name: "always_off",
       ratio: 1,
     });
+  });
+});
+
+describe("the SDK's diagnostics in serve's log", () => {
+  it("logs a failed export and a warning each at once, then each at most once a minute, so a warning never hides a failure", () => {
+    const lines: { message: string; fields: Readonly<Record<string, unknown>> | undefined }[] = [];
+    const record = (message: string, fields?: Readonly<Record<string, unknown>>) => void lines.push({ message, fields });
+    const diagnostics = throttledDiagnostics({ debug: record, info: record, warn: record, error: record });
+    diagnostics.warn("Configuration: OTEL_EXPORTER_OTLP_TIMEOUT is invalid");
+    diagnostics.error("export failed", new Error("connect ECONNREFUSED"));
+    diagnostics.error("export failed", new Error("connect ECONNREFUSED"));
+    diagnostics.warn("another warning");
+    diagnostics.info("not logged");
+    expect(lines).toEqual([
+      {
+        message: "the OpenTelemetry SDK warns",
+        fields: { event: "tracing.warning", error: "Configuration: OTEL_EXPORTER_OTLP_TIMEOUT is invalid" },
+      },
+      { message: "traces not exported", fields: { event: "tracing.export-failed", error: "export failed connect ECONNREFUSED" } },
+    ]);
   });
 });
