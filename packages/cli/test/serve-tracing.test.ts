@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { throttledDiagnostics } from "../src/commands/serve-tracing.js";
+import { loadSdk, throttledDiagnostics } from "../src/commands/serve-tracing.js";
 import { tracingSettings } from "../src/commands/serve-tracing-settings.js";
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
@@ -106,5 +106,26 @@ describe("the SDK's diagnostics in serve's log", () => {
       },
       { message: "traces not exported", fields: { event: "tracing.export-failed", error: "export failed connect ECONNREFUSED" } },
     ]);
+  });
+});
+
+describe("the SDK's packages", () => {
+  const notFound = () =>
+    Promise.reject(Object.assign(new Error("Cannot find package '@opentelemetry/sdk-trace'"), { code: "ERR_MODULE_NOT_FOUND" }));
+
+  it.each([
+    ["http/protobuf", "@opentelemetry/exporter-trace-otlp-proto@0.223"],
+    ["http/json", "@opentelemetry/exporter-trace-otlp-http@0.223"],
+  ] as const)("one missing: a usage error with the whole install line, %s's exporter in it", async (protocol, exporter) => {
+    const line = `npm install -g @opentelemetry/api@1 @opentelemetry/sdk-trace@2 @opentelemetry/resources@2 ${exporter}`;
+    await expect(loadSdk(protocol, notFound)).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining(line) });
+  });
+
+  it("another failure to load is told as it is; the installed ones load", async () => {
+    await expect(loadSdk("http/json", () => Promise.reject(new Error("bad module")))).rejects.toMatchObject({
+      exitCode: 2,
+      message: "cannot load the OpenTelemetry SDK: bad module",
+    });
+    expect(typeof (await loadSdk("http/protobuf")).exporter).toBe("function");
   });
 });

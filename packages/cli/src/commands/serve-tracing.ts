@@ -86,23 +86,33 @@ function sampler(sdk: typeof import("@opentelemetry/sdk-trace"), settings: Traci
   return new sdk.ParentBasedSampler({ root: root(settings.name.slice("parentbased_".length)) });
 }
 
-/** The SDK's packages, or a usage error naming every one to install when any is missing. */
-async function loadSdk(protocol: OtlpProtocol): Promise<{
+/** The SDK's modules serve uses. */
+export interface SdkModules {
   readonly api: typeof import("@opentelemetry/api");
   readonly sdk: typeof import("@opentelemetry/sdk-trace");
   readonly resources: typeof import("@opentelemetry/resources");
   readonly exporter: new () => import("@opentelemetry/sdk-trace").SpanExporter;
-}> {
+}
+
+/** Loads all of them at once, the exporter of `protocol` among them. */
+function importSdk(protocol: OtlpProtocol): Promise<SdkModules> {
+  return Promise.all([
+    import("@opentelemetry/api"),
+    import("@opentelemetry/sdk-trace"),
+    import("@opentelemetry/resources"),
+    protocol === "http/json"
+      ? import("@opentelemetry/exporter-trace-otlp-http").then((module) => module.OTLPTraceExporter)
+      : import("@opentelemetry/exporter-trace-otlp-proto").then((module) => module.OTLPTraceExporter),
+  ]).then(([api, sdk, resources, exporter]) => ({ api, sdk, resources, exporter }));
+}
+
+/** The SDK's modules, or a usage error naming every package to install when any is missing (`load`: for tests). */
+export async function loadSdk(
+  protocol: OtlpProtocol,
+  load: (protocol: OtlpProtocol) => Promise<SdkModules> = importSdk,
+): Promise<SdkModules> {
   try {
-    const [api, sdk, resources, exporter] = await Promise.all([
-      import("@opentelemetry/api"),
-      import("@opentelemetry/sdk-trace"),
-      import("@opentelemetry/resources"),
-      protocol === "http/json"
-        ? import("@opentelemetry/exporter-trace-otlp-http").then((module) => module.OTLPTraceExporter)
-        : import("@opentelemetry/exporter-trace-otlp-proto").then((module) => module.OTLPTraceExporter),
-    ]);
-    return { api, sdk, resources, exporter };
+    return await load(protocol);
   } catch (error) {
     const missing = (error as { code?: unknown }).code === "ERR_MODULE_NOT_FOUND";
     const needed = [PACKAGES.api, PACKAGES.sdk, PACKAGES.resources, PACKAGES[protocol]].join(" ");
