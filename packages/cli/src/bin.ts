@@ -4,9 +4,20 @@
  * The first SIGINT/SIGTERM/SIGHUP asks the running command to stop cleanly; a
  * second one exits at once, 130 whichever the signal.
  */
-import { EXIT } from "./exit-codes.js";
 import type { ExitNote } from "./io/cli-io.js";
-import { runCli } from "./program.js";
+import { ReloadRequests } from "./io/reload-requests.js";
+
+const command = process.argv[2] ?? "";
+// serve reads its certificate and token files again on SIGUSR2 (commands/serve-reload.ts). Only
+// serve: any other command keeps the signal's default, ending the process. Listened to before any
+// other module of the CLI is loaded: those are imported below, dynamically, because a static
+// import is loaded and run before this module's first line, and until then SIGUSR2 ended the
+// process (systemctl reload right after a start). A signal that arrives before serve listens is
+// carried out once it does (io/reload-requests.ts keeps it).
+const reload = command === "serve" ? new ReloadRequests() : undefined;
+if (reload !== undefined) process.on("SIGUSR2", () => reload.request());
+
+const [{ EXIT }, { runCli }] = await Promise.all([import("./exit-codes.js"), import("./program.js")]);
 
 const controller = new AbortController();
 const exitNote: ExitNote = { text: undefined };
@@ -31,17 +42,11 @@ process.on("SIGHUP", onSignal);
 // next write and stop as on Ctrl-C, cancelling or detaching first (output/session-runner.ts);
 // any other command has nothing to leave behind: stop quietly at once, with 141 as the exit table
 // says (exiting 0 told a script under `set -o pipefail` that all of the output was taken).
-const command = process.argv[2] ?? "";
 const stopsItself = ["invoke", "resume"].includes(command);
 // serve is the exception: a server must go on serving, and finish a drain, whatever became of
 // its stdout, which only says where it listens and how a drain went (the log is on stderr). Its
 // failure changes nothing (io/cli-io.ts, announce); ended on it, a drain was cut short.
 const ignoresStdout = command === "serve";
-// serve reads its certificate and token files again on SIGUSR2 (commands/serve-reload.ts). Only
-// serve: any other command keeps the signal's default, ending the process. Listened to from here,
-// before serve has loaded anything, so that one sent early does not end the server.
-const reload = command === "serve" ? new EventTarget() : undefined;
-if (reload !== undefined) process.on("SIGUSR2", () => reload.dispatchEvent(new Event("reload")));
 /** Any other failure of stdout (a full disk, /dev/full): the command's output is lost, so it did not succeed. */
 let stdoutFailure: NodeJS.ErrnoException | undefined;
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

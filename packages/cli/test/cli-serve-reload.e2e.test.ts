@@ -8,9 +8,11 @@
  * certificate included when only the token file is at fault, and the log
  * says what was wrong (`server.reload-failed`). What a start warns of in
  * those files (a short token, a file others may read) a reload warns of
- * too, and `--strict-permissions` refuses the reload instead.
+ * too, and `--strict-permissions` refuses the reload instead. A SIGUSR2
+ * that arrives while the executable is still loading does not end it: the
+ * reload is carried out once it listens.
  */
-import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
@@ -140,6 +142,34 @@ it("a reload warns of a short token and of a token file others may read, as a st
       `the token file ${tokenFile} is readable by group or others (mode 0644): \`chmod 600 ${tokenFile}\` keeps it to you (--strict-permissions: nothing reloaded)`,
     );
     expect(await invokeWith("short-tok")).toBe(EXIT.success);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+});
+
+it("a SIGUSR2 that arrives while the executable still loads its commands does not end serve: the reload is carried out once it listens", async () => {
+  const dir = scratchDir();
+  const tokenFile = join(dir, "tokens");
+  writeFileSync(tokenFile, `${FIRST_TOKEN}\n`, { mode: 0o600 });
+  const sent = join(dir, "signal-sent");
+  // The preload signals the process as it loads the module defining runCli, before any of it ran
+  // (that a signal at Node's own start-up, before the executable's first line, still ends it is
+  // beyond any program's reach).
+  const preload = new URL("./fixtures/preload/signal-while-loading.mjs", import.meta.url).href;
+  const dataDir = join(dir, "state");
+  const server = await startServe(["--port", "0", "--token-file", tokenFile, "--data-dir", dataDir, "--log-format", "json"], dataDir, {
+    env: { NODE_OPTIONS: `--import=${preload}`, SIGNAL_SENT_FILE: sent },
+  });
+  try {
+    expect(existsSync(sent)).toBe(true);
+    await waitFor(server.running, () => events(server, "server.reloaded").length > 0, "the reload");
+    const lines = server.running
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => (JSON.parse(line) as Record<string, unknown>)["event"]);
+    expect(lines.indexOf("server.reloaded")).toBeGreaterThan(lines.indexOf("server.start"));
+    expect(events(server, "server.reloaded")).toEqual([expect.objectContaining({ tokens: 1 })]);
   } finally {
     expect((await server.stop()).code).toBe(EXIT.success);
   }
