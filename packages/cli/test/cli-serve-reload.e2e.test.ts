@@ -8,7 +8,9 @@
  * certificate included when only the token file is at fault, and the log
  * says what was wrong (`server.reload-failed`). What a start warns of in
  * those files (a short token, a file others may read) a reload warns of
- * too, and `--strict-permissions` refuses the reload instead. A SIGUSR2
+ * too, and `--strict-permissions` refuses the reload instead. A token file
+ * left without a token fails the reload, the tokens in use kept, where a
+ * start would fall back to a generated token. A SIGUSR2
  * that arrives while the executable is still loading does not end it: the
  * reload is carried out once it listens.
  */
@@ -142,6 +144,35 @@ it("a reload warns of a short token and of a token file others may read, as a st
       `the token file ${tokenFile} is readable by group or others (mode 0644): \`chmod 600 ${tokenFile}\` keeps it to you (--strict-permissions: nothing reloaded)`,
     );
     expect(await invokeWith("short-tok")).toBe(EXIT.success);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+});
+
+it("a reload of a token file left without a token fails, keeping the tokens in use, instead of falling back to a generated token", async () => {
+  const dir = scratchDir();
+  const tokenFile = join(dir, "tokens");
+  writeFileSync(tokenFile, `${FIRST_TOKEN}\n`, { mode: 0o600 });
+  const dataDir = join(dir, "state");
+  const server = await startServe(["--port", "0", "--token-file", tokenFile, "--data-dir", dataDir, "--log-format", "json"], dataDir);
+  const invokeWith = async (token: string): Promise<number | null> =>
+    (
+      await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], {
+        env: { GOLEM_STREAM_URL: server.url, GOLEM_STREAM_TOKEN: token },
+      })
+    ).code;
+  try {
+    writeFileSync(tokenFile, "# every token taken away\n");
+    server.running.child.kill("SIGUSR2");
+    const outcome = (): Record<string, unknown>[] => [...events(server, "server.reloaded"), ...events(server, "server.reload-failed")];
+    await waitFor(server.running, () => outcome().length > 0, "the reload's outcome");
+    const [refused] = outcome();
+    expect(refused).toMatchObject({ event: "server.reload-failed", level: "error" });
+    expect(refused!["error"]).toBe(
+      `--token-file ${tokenFile} holds no token, and neither --token nor $GOLEM_STREAM_TOKEN gives one: the tokens in use are kept (stop the server to refuse every client)`,
+    );
+    expect(existsSync(join(dataDir, "bearer-token"))).toBe(false);
+    expect(await invokeWith(FIRST_TOKEN)).toBe(EXIT.success);
   } finally {
     expect((await server.stop()).code).toBe(EXIT.success);
   }

@@ -5,7 +5,8 @@
  * replace those in use, all or nothing: new connections get the new
  * certificate and new handshakes the new tokens, while connections already
  * open keep theirs. A file that cannot be used changes nothing and is
- * logged, saying what was wrong; the server serves on.
+ * logged, saying what was wrong; the server serves on. So does a token
+ * file left without a token (`reloadedTokens`).
  *
  * SIGUSR2 because SIGHUP, the usual "reload", stays a stop: it is also what a
  * closed terminal or a dropped ssh connection sends, and a server started
@@ -15,7 +16,7 @@
  */
 import { resolve } from "node:path";
 import type { EmbeddedServer } from "@golem-stream/server";
-import { resolveServeTokens, staticTokens, type TokenSources } from "../bearer-tokens.js";
+import { resolveServeTokens, staticTokens, type ServeTokens, type TokenSources } from "../bearer-tokens.js";
 import type { CliIo } from "../io/cli-io.js";
 import type { CliLogger } from "../io/logger.js";
 import { readServeTls, type TlsFiles } from "./serve-tls.js";
@@ -89,7 +90,7 @@ export class ServeReloads {
 /** Reads everything first, then applies it: a failure anywhere leaves the certificate and the tokens as they were. */
 async function reload(server: EmbeddedServer, sources: ReloadSources, logger: CliLogger): Promise<void> {
   try {
-    const bearers = await resolveServeTokens(sources.tokens, sources.dataDir, sources.generateToken);
+    const bearers = await reloadedTokens(sources);
     const tls = sources.tls === undefined ? undefined : await readServeTls(sources.tls);
     const warnings = await reloadWarnings(sources, bearers.tokens);
     // The certificate first: the server checks it once more and may still refuse it, before any token changed.
@@ -108,6 +109,27 @@ async function reload(server: EmbeddedServer, sources: ReloadSources, logger: Cl
       error: error instanceof Error ? error.message : String(error),
     });
   }
+}
+
+/**
+ * The tokens a reload applies, gathered as at start but for one case: a
+ * `--token-file` that now holds no token, with neither `--token` nor
+ * `$GOLEM_STREAM_TOKEN` (nor `--jwt-jwks`) beside it, fails the reload
+ * instead of falling back to the generated `<data-dir>/bearer-token` as a
+ * start does. Whoever empties the token file means to take tokens away, not
+ * to let a token they never handed out in (in a cluster, one node's own);
+ * and a server that refuses every token is a stopped server.
+ */
+async function reloadedTokens(sources: ReloadSources): Promise<ServeTokens> {
+  const file = sources.tokens.file;
+  if (file === undefined) return resolveServeTokens(sources.tokens, sources.dataDir, sources.generateToken);
+  const bearers = await resolveServeTokens(sources.tokens, sources.dataDir, false);
+  if (bearers.tokens.length === 0 && sources.generateToken) {
+    throw usageError(
+      `--token-file ${file} holds no token, and neither --token nor $GOLEM_STREAM_TOKEN gives one: the tokens in use are kept (stop the server to refuse every client)`,
+    );
+  }
+  return bearers;
 }
 
 /**
