@@ -8,7 +8,8 @@
  * count, a handshake must come within the request timeout); `close()`
  * closes the connections still in their handshake and serves no handshake
  * completing after it began; `setTlsCertificate` serves
- * new connections the new certificate, and credentials that cannot be used
+ * new connections the new certificate, a session made before it resuming
+ * with its ticket, and credentials that cannot be used
  * fail with `TlsCertificateError`, the certificate in use staying; the
  * listening address's origins allowed for browsers are its `https` ones.
  */
@@ -229,6 +230,36 @@ it("setTlsCertificate serves new connections the new certificate; credentials th
   // The connection opened before the change runs a session as ever.
   open.send(demoStart("count", v.record(v.u32(3), v.u32(0))));
   expect((await open.all()).closed.code).toBe(1000);
+});
+
+/** A new TLS connection to `httpUrl` resuming `session`: whether it did. */
+async function resumes(httpUrl: string, session: Buffer): Promise<boolean> {
+  const { hostname, port } = new URL(httpUrl);
+  const socket = connect({ host: hostname, port: Number(port), ca: certificates.ca, session });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", () => resolve());
+      socket.once("error", reject);
+    });
+    return socket.isSessionReused();
+  } finally {
+    socket.destroy();
+  }
+}
+
+it("a TLS session made before setTlsCertificate resumes with its ticket after it", async () => {
+  const server = await start();
+  const { hostname, port } = new URL(server.httpUrl);
+  const first = connect({ host: hostname, port: Number(port), ca: certificates.ca });
+  const ticket = new Promise<Buffer>((resolve) => first.once("session", resolve));
+  first.on("error", () => undefined);
+  const session = await ticket;
+  first.destroy();
+  expect(await resumes(server.httpUrl, session)).toBe(true);
+
+  server.server.setTlsCertificate(second);
+  expect(await servedCertificateName(server.httpUrl, certificates.ca)).toBe("second");
+  expect(await resumes(server.httpUrl, session)).toBe(true);
 });
 
 it("credentials that cannot be used reject listen before anything listens; a plain listener refuses setTlsCertificate", async () => {

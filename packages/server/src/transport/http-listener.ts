@@ -45,9 +45,10 @@ export interface HttpListener {
   /** Whether it serves HTTPS. */
   readonly secure: boolean;
   /**
-   * New connections get these credentials; open ones keep theirs. A
-   * `TlsCertificateError` when they cannot be used (the ones in use stay)
-   * or the listener serves plain HTTP.
+   * New connections get these credentials; open ones keep theirs, and the
+   * session ticket keys stay, so that a client resumes its TLS session
+   * across the change. A `TlsCertificateError` when they cannot be used
+   * (the ones in use stay) or the listener serves plain HTTP.
    */
   setTlsCertificate(credentials: TlsCredentials): void;
   /** The connection became a session socket: it no longer counts in `maxHttpConnections`. */
@@ -139,7 +140,9 @@ export function createHttpListener(
     secure: tls !== undefined,
     setTlsCertificate: (credentials) => {
       if (!("setSecureContext" in server)) throw new TlsCertificateError("tls-not-enabled", "the server listens without TLS");
-      server.setSecureContext(checkedTlsOptions(credentials));
+      // A new secure context gets new session ticket keys unless given the ones in use: every
+      // client reconnecting after a renewal (every SIGUSR2 of serve) would pay a full handshake.
+      server.setSecureContext({ ...checkedTlsOptions(credentials), ticketKeys: server.getTicketKeys() });
     },
     becameSession: (socket) => gate.release(tcp.tcpOf(socket)),
     onUpgrade: (handler) =>
