@@ -192,6 +192,37 @@ it("a collector that is down: serve runs and stops as ever, and says once that t
   expect(failures[0]).toContain('"level":"warn"');
 });
 
+it("a collector that never answers: the stop says it is exporting the last spans, then stops once the export times out", async () => {
+  const silent = createServer(() => undefined); // takes each request, answers none
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const dataDir = join(scratchDir(), "state");
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--log-level", "info"], dataDir, {
+    // Spans wait for the stop (a long schedule); the stop's export times out after 3 s, its notice comes after 1 s.
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: "600000", OTEL_EXPORTER_OTLP_TIMEOUT: "3000" },
+  });
+  try {
+    const invoked = await run(["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"], { env: server.env });
+    expect(itemsOf(invoked.stdout, "$")).toEqual([0]);
+    const stopped = await server.stop();
+    expect(stopped.code, server.running.stderr()).toBe(EXIT.success);
+    const events = server.running
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => (JSON.parse(line) as { event?: string }).event);
+    expect(events.slice(events.indexOf("server.stopping"))).toEqual([
+      "server.stopping",
+      "tracing.flushing",
+      "tracing.export-failed",
+      "server.stop",
+    ]);
+  } finally {
+    silent.closeAllConnections();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  }
+});
+
 it.each([
   [{ OTEL_TRACES_EXPORTER: "jaeger" }, "OTEL_TRACES_EXPORTER=jaeger: serve exports traces with otlp only (or none)"],
   [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"],

@@ -78,6 +78,9 @@ describe("serve --config", () => {
   it.each([
     [{ prot: 8080 }, '"prot" is not an option of serve; did you mean "port"?'],
     [{ "something-else": 1 }, '"something-else" is not an option of serve (see golem-stream serve --help)'],
+    [{ "no-console": true }, '"no-console" is not an option of serve; a switch\'s member is its name: "console": false'],
+    [{ tokens: ["s3cret"] }, '"tokens" is not an option of serve; bearer tokens go in a token file: "token-file"'],
+    ['{"port": 1, "port": 2}', "not strict JSON (it has a duplicate member name)"],
     [{ token: ["s3cret"] }, '"token": bearer tokens go in a token file'],
     [{ config: "other.json" }, '"config": a config file cannot name another'],
     [{ metrics: "yes" }, '"metrics": true or false (a switch), not "yes"'],
@@ -88,7 +91,7 @@ describe("serve --config", () => {
     [{ "max-connections": 0 }, '"max-connections":'],
     [{ "log-level": "loud" }, '"log-level": Allowed choices are debug, info, warn, error.'],
     [[1], "a JSON object of serve's options"],
-    ["{nope", "not JSON"],
+    ["{nope", "not strict JSON"],
   ])("refuses %j naming the file and the member", async (json, message) => {
     const file = configFile(json);
     await expect(applyConfigFile(serveLike([]), file, {})).rejects.toMatchObject({

@@ -72,8 +72,8 @@ describe("serve's OpenTelemetry settings from the environment", () => {
     [{ ...ENDPOINT, OTEL_EXPORTER_OTLP_COMPRESSION: "GZIP" }, "OTEL_EXPORTER_OTLP_COMPRESSION=GZIP: gzip or none"],
     [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "jaeger_remote" }, "OTEL_TRACES_SAMPLER=jaeger_remote: serve knows always_on"],
     [{ ...ENDPOINT, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "1.5" }, "a number from 0 to 1"],
-    [{ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "0" }, "OTEL_BSP_MAX_QUEUE_SIZE=0: a whole number of at least 1"],
-    [{ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "5s" }, "OTEL_BSP_SCHEDULE_DELAY=5s: a whole number"],
+    [{ ...ENDPOINT, OTEL_BSP_MAX_QUEUE_SIZE: "0" }, "OTEL_BSP_MAX_QUEUE_SIZE=0: spans, a whole number of at least 1, e.g. 2048"],
+    [{ ...ENDPOINT, OTEL_BSP_SCHEDULE_DELAY: "5s" }, "OTEL_BSP_SCHEDULE_DELAY=5s: milliseconds, a whole number, e.g. 5000"],
     [{ ...ENDPOINT, OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "4096" }, "must not exceed OTEL_BSP_MAX_QUEUE_SIZE"],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "an OTLP/HTTP endpoint is an http:// or https:// URL"],
     [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" }, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=not a url: not a URL"],
@@ -90,13 +90,19 @@ describe("serve's OpenTelemetry settings from the environment", () => {
 });
 
 describe("the SDK's diagnostics in serve's log", () => {
-  it("logs a failed export and a warning each at once, then each at most once a minute, so a warning never hides a failure", () => {
+  it("logs a failed export (its message and code, where it went) and a warning each at once, then each at most once a minute", () => {
     const lines: { message: string; fields: Readonly<Record<string, unknown>> | undefined }[] = [];
     const record = (message: string, fields?: Readonly<Record<string, unknown>>) => void lines.push({ message, fields });
-    const diagnostics = throttledDiagnostics({ debug: record, info: record, warn: record, error: record });
+    const diagnostics = throttledDiagnostics(
+      { debug: record, info: record, warn: record, error: record },
+      "http://collector:4318/v1/traces",
+    );
     diagnostics.warn("Configuration: OTEL_EXPORTER_OTLP_TIMEOUT is invalid");
-    diagnostics.error("export failed", new Error("connect ECONNREFUSED"));
-    diagnostics.error("export failed", new Error("connect ECONNREFUSED"));
+    // As the SDK's global error handler hands a failed export over: the JSON of the error's properties.
+    diagnostics.error(
+      JSON.stringify({ stack: "OTLPExporterError: Not Found\n    at …", message: "Not Found", code: "404", name: "OTLPExporterError" }),
+    );
+    diagnostics.error("export failed", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:4318"), { code: "ECONNREFUSED" }));
     diagnostics.warn("another warning");
     diagnostics.info("not logged");
     expect(lines).toEqual([
@@ -104,7 +110,10 @@ describe("the SDK's diagnostics in serve's log", () => {
         message: "the OpenTelemetry SDK warns",
         fields: { event: "tracing.warning", error: "Configuration: OTEL_EXPORTER_OTLP_TIMEOUT is invalid" },
       },
-      { message: "traces not exported", fields: { event: "tracing.export-failed", error: "export failed connect ECONNREFUSED" } },
+      {
+        message: "traces not exported",
+        fields: { event: "tracing.export-failed", endpoint: "http://collector:4318/v1/traces", error: "Not Found (404)" },
+      },
     ]);
   });
 });
@@ -127,5 +136,19 @@ describe("the SDK's packages", () => {
       message: "cannot load the OpenTelemetry SDK: bad module",
     });
     expect(typeof (await loadSdk("http/protobuf")).exporter).toBe("function");
+  });
+});
+
+describe("a failed export in the log's words", () => {
+  it("is the error's message and code, not the JSON of its stack", () => {
+    const lines: Readonly<Record<string, unknown>>[] = [];
+    const record = (_message: string, fields?: Readonly<Record<string, unknown>>) => void lines.push(fields ?? {});
+    throttledDiagnostics({ debug: record, info: record, warn: record, error: record }, "e").error(
+      "export failed:",
+      Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:4318"), { code: "ECONNREFUSED" }),
+    );
+    expect(lines[0]?.["error"]).toBe("export failed: connect ECONNREFUSED 127.0.0.1:4318");
+    throttledDiagnostics({ debug: record, info: record, warn: record, error: record }, "e").error("{not json");
+    expect(lines[1]?.["error"]).toBe("{not json");
   });
 });

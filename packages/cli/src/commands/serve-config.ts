@@ -27,6 +27,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { Command, Option } from "commander";
+import { parseStrictJson } from "@golem-stream/wire";
 import { usageError } from "../exit-codes.js";
 
 /** A serve configuration is a few hundred bytes; a file far larger is not one. */
@@ -62,7 +63,7 @@ export async function applyConfigFile(command: Command, file: string, env: Env):
     const refusal = REFUSED.get(key);
     if (refusal !== undefined) throw usageError(`${file}: "${key}": ${refusal}`);
     const option = byKey.get(key);
-    if (option === undefined) throw usageError(`${file}: "${key}" is not an option of serve${suggestion(key, [...byKey.keys()])}`);
+    if (option === undefined) throw usageError(`${file}: "${key}" is not an option of serve${suggestion(key, byKey)}`);
     const attribute = option.attributeName();
     if (command.getOptionValueSource(attribute) === "cli") continue;
     const overriding = ENV_OVERRIDES.get(key);
@@ -83,9 +84,11 @@ async function readConfig(path: string, shown: string): Promise<Record<string, u
   const text = await readFile(path, "utf8").catch(unreadable);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Strict: a member given twice is refused, where JSON.parse would keep the last silently.
+    json = parseStrictJson(text);
   } catch (error) {
-    throw usageError(`--config ${shown}: not JSON (${error instanceof Error ? error.message : String(error)})`, error);
+    const why = (error instanceof Error ? error.message : String(error)).replace(/^message /, "it ");
+    throw usageError(`--config ${shown}: not strict JSON (${why})`, error);
   }
   if (typeof json !== "object" || json === null || Array.isArray(json))
     throw usageError(`--config ${shown}: a JSON object of serve's options, e.g. {"port": 8080, "token-file": "tokens"}`);
@@ -132,15 +135,22 @@ function pathIn(base: string, text: string): string {
   return resolve(base, text);
 }
 
-/** `; did you mean "max-connections"?` for a member one or two edits from a key, else nothing. */
-function suggestion(key: string, keys: readonly string[]): string {
+/**
+ * `; did you mean "max-connections"?` for a member one or two edits from an option, else a pointer
+ * to the help. A negating switch's flag (`no-console`) is told its member (`"console": false`); a
+ * near miss of a member the file may not have (`tokens`) is told what to use instead.
+ */
+function suggestion(key: string, options: ReadonlyMap<string, Option>): string {
+  const negated = key.startsWith("no-") ? options.get(key.slice("no-".length)) : undefined;
+  if (negated?.negate === true) return `; a switch's member is its name: "${key.slice("no-".length)}": false`;
   let best: string | undefined;
   let bestDistance = 3;
-  for (const candidate of keys) {
+  for (const candidate of [...options.keys(), ...REFUSED.keys()]) {
     const distance = editDistance(key, candidate);
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
   }
-  return best === undefined ? " (see golem-stream serve --help)" : `; did you mean "${best}"?`;
+  if (best === undefined) return " (see golem-stream serve --help)";
+  return best === "token" ? `; bearer tokens go in a token file: "token-file"` : `; did you mean "${best}"?`;
 }
 
 /** Levenshtein distance: insertions, deletions and substitutions. */

@@ -50,12 +50,13 @@ const SAMPLERS = [
   "parentbased_traceidratio",
 ] as const;
 
+/** Each batch processor variable, its option, what it counts, and an example. */
 const BATCH_VARIABLES = [
-  ["OTEL_BSP_SCHEDULE_DELAY", "scheduledDelayMillis"],
-  ["OTEL_BSP_EXPORT_TIMEOUT", "exportTimeoutMillis"],
-  ["OTEL_BSP_MAX_QUEUE_SIZE", "maxQueueSize"],
-  ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "maxExportBatchSize"],
-] as const satisfies readonly (readonly [string, keyof BatchSettings])[];
+  ["OTEL_BSP_SCHEDULE_DELAY", "scheduledDelayMillis", "milliseconds", "5000"],
+  ["OTEL_BSP_EXPORT_TIMEOUT", "exportTimeoutMillis", "milliseconds", "30000"],
+  ["OTEL_BSP_MAX_QUEUE_SIZE", "maxQueueSize", "spans", "2048"],
+  ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "maxExportBatchSize", "spans", "512"],
+] as const satisfies readonly (readonly [string, keyof BatchSettings, string, string])[];
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -104,13 +105,13 @@ function samplerSettings(env: Env): TracingSettings["sampler"] {
 
 function batchSettings(env: Env): BatchSettings {
   const batch: BatchSettings = {};
-  for (const [variable, option] of BATCH_VARIABLES) {
+  for (const [variable, option, unit, example] of BATCH_VARIABLES) {
     const text = value(env, variable);
     if (text === undefined) continue;
     const number = Number(text);
     const least = option === "scheduledDelayMillis" ? 0 : 1;
     if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(number) || number < least)
-      throw usageError(`${variable}=${text}: a whole number${least === 0 ? "" : " of at least 1"}, e.g. 512`);
+      throw usageError(`${variable}=${text}: ${unit}, a whole number${least === 0 ? "" : " of at least 1"}, e.g. ${example}`);
     batch[option] = number;
   }
   if (batch.maxExportBatchSize !== undefined && batch.maxExportBatchSize > (batch.maxQueueSize ?? 2048))

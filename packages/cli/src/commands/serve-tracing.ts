@@ -25,6 +25,9 @@ export interface ServeTracing {
 /** How often, at most, a failing export (or another warning of the SDK) is logged: a collector that is down fails every batch. */
 const LOG_INTERVAL_MS = 60_000;
 
+/** How long the last export at a stop runs before the log says the stop waits for it. */
+const FLUSH_NOTICE_MS = 1_000;
+
 /** The packages traces need, as one `npm install` takes them (the versions this CLI is built against). */
 const PACKAGES = {
   api: "@opentelemetry/api@1",
@@ -46,7 +49,7 @@ export async function serveTracing(env: Env, logger: CliLogger, nodeId: string |
   const settings = tracingSettings(env);
   if (settings === undefined) return undefined;
   const { api, sdk, resources, exporter } = await loadSdk(settings.protocol);
-  api.diag.setLogger(throttledDiagnostics(logger), { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true });
+  api.diag.setLogger(throttledDiagnostics(logger, settings.endpoint), { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true });
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override serve's own attributes.
   const resource = resources
     .defaultResource()
@@ -64,11 +67,22 @@ export async function serveTracing(env: Env, logger: CliLogger, nodeId: string |
     tracerProvider: provider,
     description: `traces to ${settings.endpoint} (OpenTelemetry, OTLP ${settings.protocol}, service ${settings.serviceName})`,
     shutdown: async () => {
+      // A collector that does not answer holds the stop for the export's timeout: once that shows, say so.
+      const notice = setTimeout(
+        () =>
+          logger.info("exporting the spans still queued before stopping (a second signal stops at once)", {
+            event: "tracing.flushing",
+            endpoint: settings.endpoint,
+          }),
+        FLUSH_NOTICE_MS,
+      );
       try {
         await provider.shutdown();
       } catch (error) {
         // Through the throttle: a collector that is down was reported already.
         api.diag.error("traces not all exported at stop:", error);
+      } finally {
+        clearTimeout(notice);
       }
       api.diag.disable();
     },
@@ -130,8 +144,16 @@ export async function loadSdk(
  * it finds wrong (`warn`) through its diagnostic logger: to the log, each kind at most once a
  * minute, with how many were not logged, so that a warning never hides a failed export.
  */
-export function throttledDiagnostics(logger: CliLogger): import("@opentelemetry/api").DiagLogger {
-  const throttled = ({ event, message: text }: { readonly event: string; readonly message: string }) => {
+export function throttledDiagnostics(logger: CliLogger, endpoint: string): import("@opentelemetry/api").DiagLogger {
+  const throttled = ({
+    event,
+    message: text,
+    ...fields
+  }: {
+    readonly event: string;
+    readonly message: string;
+    readonly endpoint?: string;
+  }) => {
     let lastLogged = -Infinity;
     let notLogged = 0;
     return (message: string, ...args: unknown[]): void => {
@@ -141,17 +163,38 @@ export function throttledDiagnostics(logger: CliLogger): import("@opentelemetry/
         return;
       }
       lastLogged = now;
-      const detail = args.map((arg) => (arg instanceof Error ? arg.message : String(arg))).join(" ");
-      logger.warn(text, { event, error: detail === "" ? message : `${message} ${detail}`, ...(notLogged > 0 ? { notLogged } : {}) });
+      const error = [message, ...args].map(described).join(" ");
+      logger.warn(text, { event, ...fields, error, ...(notLogged > 0 ? { notLogged } : {}) });
       notLogged = 0;
     };
   };
   const quiet = (): void => undefined;
   return {
-    error: throttled({ event: "tracing.export-failed", message: "traces not exported" }),
+    error: throttled({ event: "tracing.export-failed", message: "traces not exported", endpoint }),
     warn: throttled({ event: "tracing.warning", message: "the OpenTelemetry SDK warns" }),
     info: quiet,
     debug: quiet,
     verbose: quiet,
   };
+}
+
+/**
+ * One argument of a diagnostic, in a line's words: the SDK hands a failed export's error over as
+ * the JSON of all its properties (its stack, the response's body); the log wants its message and
+ * its code (an HTTP status, `ECONNREFUSED`).
+ */
+function described(argument: unknown): string {
+  let error: unknown = argument;
+  if (typeof argument === "string" && argument.startsWith("{")) {
+    try {
+      error = JSON.parse(argument) as unknown;
+    } catch {
+      return argument;
+    }
+  }
+  if (typeof error !== "object" || error === null) return String(error);
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  const text = typeof message === "string" && message !== "" ? message : String(error);
+  const codeText = typeof code === "string" || typeof code === "number" ? String(code) : "";
+  return codeText === "" || text.includes(codeText) ? text : `${text} (${codeText})`;
 }
