@@ -7,10 +7,11 @@
  * TCP socket again from the TLS one, by the connection's addresses and
  * ports, which no two open connections of one listener share. Node's TLS
  * server does not document which socket it wrapped: its TLS sockets keep it
- * as `_parent` (Node 20 to 24), an internal property that could change in
- * any release without notice, where the addresses and ports are documented
- * `net.Socket` properties. A match missed would only leave a connection
- * counted as its TLS socket rather than its TCP one.
+ * as `_parent` (seen on Node 20), an internal property that any release may
+ * change without notice, where the addresses and ports are documented
+ * `net.Socket` properties, read while both sockets are open (a socket's
+ * addresses are unknown only once it closed, and then there is nothing
+ * left to count).
  *
  * The sockets still in their handshake are also the ones `close` must
  * destroy itself: Node's `closeAllConnections` knows only the connections
