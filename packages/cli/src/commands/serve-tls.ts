@@ -37,16 +37,37 @@ export function tlsFilesOf(options: { readonly tlsCert?: string; readonly tlsKey
 
 /**
  * Reads both files and checks them as the server will use them: a file that
- * cannot be read, is not PEM, or a key that is not the certificate's is a
- * usage error saying which.
+ * cannot be read, is not PEM, a key that is not the certificate's, or a
+ * certificate outside its validity at `now` (every client would refuse it:
+ * an expired file a renewal hook copied by mistake) is a usage error saying
+ * which.
  */
-export async function readServeTls(files: TlsFiles): Promise<ServeTls> {
+export async function readServeTls(files: TlsFiles, now = new Date()): Promise<ServeTls> {
   const [cert, key] = await Promise.all([readPem(files.cert, "--tls-cert"), readPem(files.key, "--tls-key")]);
   // Each alone first, so that the error names the file at fault; then together (the key must be the certificate's).
   check({ cert }, `--tls-cert ${files.cert}`, "a certificate");
   check({ key }, `--tls-key ${files.key}`, "a private key");
   check({ cert, key }, `--tls-key ${files.key}`, `the private key of --tls-cert ${files.cert}`);
+  checkValidity(cert, `--tls-cert ${files.cert}`, now);
   return { credentials: { cert, key }, description: describe(files.cert, cert) };
+}
+
+/** The served certificate (the file's first) must be valid now: clients check its dates as they check its name. */
+function checkValidity(pem: string, where: string, now: Date): void {
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(pem);
+  } catch {
+    return; // a secure context took it; what X509Certificate cannot read, it cannot date either
+  }
+  const from = new Date(certificate.validFrom);
+  const to = new Date(certificate.validTo);
+  if (to.getTime() < now.getTime())
+    throw usageError(`${where}: expired on ${to.toISOString()}: every client would refuse it (CERT_HAS_EXPIRED); give the renewed one`);
+  if (from.getTime() > now.getTime())
+    throw usageError(
+      `${where}: not valid before ${from.toISOString()} (this machine's clock says ${now.toISOString()}): every client would refuse it (CERT_NOT_YET_VALID)`,
+    );
 }
 
 function check(options: SecureContextOptions, where: string, expected: string): void {
