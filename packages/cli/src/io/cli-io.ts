@@ -21,7 +21,10 @@ export interface CliIo {
   readonly executable?: string;
   /** Aborted on SIGINT/SIGTERM/SIGHUP: long-running commands stop cleanly when it fires. */
   readonly signal: AbortSignal;
-  /** Dispatches `reload` on SIGUSR2, for `serve` only (commands/serve-reload.ts); absent elsewhere. */
+  /**
+   * Dispatches `reload` on SIGUSR2, for `serve` only (commands/serve-reload.ts); absent elsewhere.
+   * The executable's (io/reload-requests.ts) keeps a signal that came before any listener for the first one.
+   */
   readonly reload?: EventTarget;
   /**
    * What is left to say if a second signal exits the process at once (bin.ts does, without
