@@ -145,6 +145,8 @@ export function openAttachment(options: AttachmentOptions): { attachment: Attach
     } catch (error) {
       reportClose(undefined);
       if (error instanceof ProtocolError && !error.retryable) attachment.settle({ kind: "rejected", error });
+      // The transport's word that no new attempt can succeed (wsTransport: a refused TLS certificate).
+      else if (error instanceof ClientError) attachment.settle({ kind: "fatal", error });
       else attachment.settle({ kind: "lost", cause: error instanceof Error ? error.message : "connect failed" });
     }
   })();

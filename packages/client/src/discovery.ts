@@ -68,9 +68,12 @@ export async function fetchCatalogue(
   try {
     response = await request(url, { headers: { authorization: `Bearer ${token}` }, ...(signal === undefined ? {} : { signal }) });
   } catch (cause) {
+    // A transport's own ClientError (wsTransport's refused certificate) says it all already.
     throw (
       aborted(url, signal) ??
-      new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause })
+      (cause instanceof ClientError
+        ? cause
+        : new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause }))
     );
   }
   try {

@@ -77,14 +77,17 @@ export interface Connection {
 export interface Transport {
   /**
    * Opens one connection. Rejects with a `ProtocolError` carrying the public
-   * code when the server refused the handshake (its HTTP error envelope), and
-   * with any other error when the outcome is uncertain (network failure).
+   * code when the server refused the handshake (its HTTP error envelope), with
+   * a `ClientError` when no new attempt can succeed (`wsTransport`: the server's
+   * TLS certificate refused), which fails the call as it is, and with any other
+   * error when the outcome is uncertain (network failure), which is retried.
    */
   connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection>;
   /**
    * Makes the catalogue request (`client.agent`, `client.connect`): a `GET` of `url` with these
    * headers, answered as the global `fetch` answers. Default: the global `fetch`.
-   * `wsTransport({ tls })` has one that trusts what its sockets trust.
+   * `wsTransport` has one that trusts what its sockets trust (`tls`). A `ClientError` it rejects
+   * with is the request's failure as it is (`wsTransport`: the server's certificate refused).
    */
   fetch?(url: string, init: CatalogueRequestInit): Promise<Response>;
 }

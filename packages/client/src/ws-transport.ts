@@ -24,7 +24,8 @@ import {
 } from "@golem-stream/wire";
 import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
 import { errorEnvelope } from "./error-envelope.js";
-import { tlsCatalogueFetch, tlsSettings } from "./ws-tls.js";
+import { tlsRefusal } from "./tls-refusal.js";
+import { catalogueFetch, tlsSettings } from "./ws-tls.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
@@ -59,8 +60,11 @@ export interface WsTransportOptions {
    * authorities to trust instead of Node's (a private CA's certificate, PEM); `cert` and `key`
    * (with `passphrase`), a client certificate for a server or proxy that asks for one;
    * `servername`, the name the server's certificate must carry when the URL's host is not it.
-   * Checked at once: PEM that cannot be read throws `invalid-argument`. Default: Node's
-   * certificate authorities (with `NODE_EXTRA_CA_CERTS`), no client certificate.
+   * Checked at once: PEM that cannot be read throws `invalid-argument` naming the member. Default:
+   * Node's certificate authorities (with `NODE_EXTRA_CA_CERTS`), no client certificate. Whatever
+   * the settings, a server certificate Node refuses (an unknown CA, expired, not for the URL's
+   * host), or a server that does not speak TLS, fails the call or catalogue request at once with
+   * `connection-lost`, Node's reason and what to do about it: it is not retried.
    */
   readonly tls?: WsTlsOptions;
 }
@@ -98,7 +102,7 @@ export function wsTransport(options?: WsTransportOptions): Transport {
   const envelopes = new EnvelopePool(pooled);
   const tls = tlsSettings(given.tls);
   return {
-    ...(tls === undefined ? {} : { fetch: tlsCatalogueFetch(tls) }),
+    fetch: catalogueFetch(tls),
     connect(request: ConnectRequest, handlers: ConnectionHandlers): Promise<Connection> {
       return new Promise<Connection>((resolve, reject) => {
         const socket = new WebSocket(request.url, SUBPROTOCOL, {
@@ -142,7 +146,8 @@ export function wsTransport(options?: WsTransportOptions): Transport {
         });
         socket.on("error", (error: Error & { code?: string }) => {
           if (!opened) {
-            if (!refused) reject(error);
+            // A refused certificate, or no TLS at all, fails the call at once: retrying cannot help.
+            if (!refused) reject(tlsRefusal(error, request.url) ?? error);
             return;
           }
           // After the handshake, ws reports frames it refused to read (oversized, bad UTF-8, bad

@@ -13,7 +13,10 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../src", import.meta.url));
 
 /** Files that may use Node built-ins, and why. */
-const NODE_ONLY = new Map([["ws-transport.ts", "the `ws` transport: Node's http/net types for the handshake"]]);
+const NODE_ONLY = new Map([
+  ["ws-transport.ts", "the `ws` transport: Node's http/net types for the handshake"],
+  ["ws-tls.ts", "the `ws` transport's TLS settings (node:tls, node:crypto) and its catalogue request through node:https"],
+]);
 
 const BUILTINS = new Set(builtinModules.filter((name) => !name.startsWith("_")));
 

@@ -34,6 +34,8 @@ const CONTEXT: readonly string[] = [
   `${client}import type { TypedAgent } from "@golem-stream/client";\nimport { echoContract } from "@golem-stream/contract/demo";\n` +
     `declare const echo: TypedAgent<typeof echoContract>;\n`,
   "",
+  // A private CA for wsTransport: imports all it uses.
+  "",
   `import type { ServerMessage, ClientMessage, ProtocolError } from "@golem-stream/wire";\n`,
   // undici's WebSocket, whose second argument is an init object (the DOM's takes protocols only).
   `import { createClient, webSocketTransport } from "@golem-stream/client";\ndeclare const url: string, token: string;\n` +

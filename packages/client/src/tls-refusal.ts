@@ -1,0 +1,99 @@
+/**
+ * TLS failures no new attempt can fix: the server's certificate refused by
+ * Node's verification (an unknown or self-signed CA, expired, revoked, not
+ * for the URL's host), or an `https://`/`wss://` URL of a server that does not
+ * speak TLS. The Node transport fails the call (or the catalogue request)
+ * with one at once, saying what Node said and how to fix it, instead of
+ * retrying through the reconnect policy. Node only: a browser says nothing
+ * of why a connection failed.
+ */
+import { ClientError } from "./errors.js";
+
+/** Certificates of a CA this process does not trust: trusting the CA fixes them. */
+const UNTRUSTED_ISSUER = new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "CERT_UNTRUSTED",
+]);
+
+/** Outside the certificate's validity period. */
+const OUT_OF_DATE = new Set(["CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID", "ERROR_IN_CERT_NOT_BEFORE_FIELD", "ERROR_IN_CERT_NOT_AFTER_FIELD"]);
+
+/** The certificate is not for the host the URL names. */
+const WRONG_HOST = new Set(["ERR_TLS_CERT_ALTNAME_INVALID", "HOSTNAME_MISMATCH"]);
+
+/** Node's other certificate verification failures (OpenSSL's `X509_V_ERR_` names): the chain itself is unusable. */
+const INVALID_CHAIN = new Set([
+  "UNABLE_TO_DECRYPT_CERT_SIGNATURE",
+  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_CHAIN_TOO_LONG",
+  "INVALID_CA",
+  "PATH_LENGTH_EXCEEDED",
+  "INVALID_PURPOSE",
+  "CERT_REJECTED",
+]);
+
+const TRUST_CA = "wsTransport({ tls: { ca } }) with the CA's certificate (PEM), or NODE_EXTRA_CA_CERTS=ca.pem in the environment";
+
+/** What to do about a refusal of `code`, or undefined when it is no permanent TLS failure. */
+function hintOf(code: string): string | undefined {
+  if (UNTRUSTED_ISSUER.has(code))
+    return `the server's certificate is not issued by a certificate authority this process trusts; for a private CA, trust it: ${TRUST_CA}`;
+  if (code === "DEPTH_ZERO_SELF_SIGNED_CERT")
+    return "the server's certificate is self-signed; trust it as its own CA: wsTransport({ tls: { ca } }) with that certificate (PEM), or NODE_EXTRA_CA_CERTS=cert.pem in the environment";
+  if (OUT_OF_DATE.has(code))
+    return "the server's certificate is not valid at this time: the server needs a current one (or this machine's clock is wrong)";
+  if (WRONG_HOST.has(code))
+    return "the server's certificate does not carry the name asked for (the URL's host, or tls.servername): use a name it carries in the URL, or give that name as wsTransport({ tls: { servername } })";
+  if (code === "CERT_REVOKED") return "the server's certificate was revoked: the server needs a new one";
+  if (INVALID_CHAIN.has(code))
+    return `the server's certificate chain is not valid: the server needs a valid one; for a private CA, trust it: ${TRUST_CA}`;
+  if (code === "ERR_SSL_WRONG_VERSION_NUMBER") return "the server may not speak TLS: try http:// (ws://) instead of https:// (wss://)";
+  return undefined;
+}
+
+/**
+ * The `ClientError` (`connection-lost`, no public code, not retryable) for `error` when it, or an
+ * error in its `cause` chain (the global `fetch` hides Node's error there), is a TLS failure no new
+ * attempt can fix; undefined otherwise. `url` is what was being reached.
+ */
+export function tlsRefusal(error: unknown, url: string): ClientError | undefined {
+  for (
+    let at: unknown = error, depth = 0;
+    typeof at === "object" && at !== null && depth < 4;
+    at = (at as { cause?: unknown }).cause, depth++
+  ) {
+    const { code, message } = at as { code?: unknown; message?: unknown };
+    if (typeof code !== "string") continue;
+    const said = typeof message === "string" ? message.split("\n")[0]!.trim() : "";
+    // A TLS failure met while writing is `EPROTO` with OpenSSL's text ("SSL routines:…:wrong version
+    // number:…"): named as Node names such reasons elsewhere (ERR_SSL_WRONG_VERSION_NUMBER).
+    const reason = /SSL routines:[^:]*:([^:]+):/.exec(said)?.[1];
+    const named = code === "EPROTO" && reason !== undefined ? `ERR_SSL_${reason.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}` : code;
+    const hint = hintOf(named);
+    if (hint === undefined) continue;
+    const text = reason ?? carriedNames(at, said);
+    const target = new URL(url);
+    return new ClientError(
+      "connection-lost",
+      `TLS with ${target.protocol}//${target.host} failed: ${text === "" ? named : `${text} (${named})`}. ` +
+        `${hint[0]!.toUpperCase()}${hint.slice(1)}. Not retried: every attempt would fail the same way`,
+      { cause: at },
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Node's text of a certificate not for the host asked for, naming the certificate's names when the
+ * text does not: for an IP address Node lists only the certificate's IP addresses, none at all
+ * when it carries only host names ("IP: 127.0.0.1 is not in the cert's list: ").
+ */
+function carriedNames(error: object, said: string): string {
+  const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
+  if (typeof names !== "string" || names === "" || said.includes(names)) return said;
+  return `${said.replace(/[\s:]+$/, "")}; the certificate carries ${names}`;
+}
