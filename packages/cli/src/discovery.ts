@@ -19,6 +19,7 @@ import { ResponseTooLarge, httpGet } from "./http-get.js";
 import { DEFAULT_MAX_CATALOGUE_BYTES, MAX_CATALOGUE_BYTES_OPTION } from "./options.js";
 import { SELECTOR_HINT } from "./catalogue-selector.js";
 import type { HttpResponse } from "./http-get.js";
+import { tlsFailure } from "./tls-failure.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 
@@ -281,22 +282,14 @@ function describeConnectionError(error: unknown, signal: AbortSignal): string {
     if (reason instanceof Error && reason.name === "TimeoutError") return "no answer within --timeout";
     return reason instanceof Error ? reason.message : String(reason);
   }
-  // Node's own errors carry the reason (ECONNREFUSED, ENOTFOUND, a TLS error) as their code.
+  // TLS: Node's text (a wrong host name's names both sides) with what to do about it.
+  const tls = tlsFailure(error);
+  if (tls !== undefined) return tls;
+  // Node's own errors carry the reason (ECONNREFUSED, ENOTFOUND) as their code.
   const { code, message } = error as { code?: unknown; message?: unknown };
-  const codeText = typeof code === "string" ? tlsCode(code, message) : undefined;
-  if (codeText?.startsWith("ERR_SSL") === true || codeText?.startsWith("ERR_TLS") === true || codeText?.includes("CERT") === true)
-    return `TLS failed (${codeText})`;
+  const codeText = typeof code === "string" ? code : undefined;
   const line = typeof message === "string" ? message.split("\n")[0]?.trim() : undefined;
   if (line !== undefined && line !== "") return codeText === undefined || line.includes(codeText) ? line : `${line} (${codeText})`;
   if (codeText !== undefined) return codeText;
   return String(error);
-}
-
-/**
- * A TLS failure on a socket write comes as `EPROTO` with OpenSSL's text ("SSL routines:…:wrong
- * version number:…"); named as Node names such reasons elsewhere (ERR_SSL_WRONG_VERSION_NUMBER).
- */
-function tlsCode(code: string, message: unknown): string {
-  const reason = code === "EPROTO" && typeof message === "string" ? /SSL routines:[^:]*:([^:]+):/.exec(message)?.[1] : undefined;
-  return reason === undefined ? code : `ERR_SSL_${reason.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
 }

@@ -54,8 +54,9 @@ it("serve --tls-cert --tls-key listens on https://, and invoke --url https://…
       env: { GOLEM_STREAM_TOKEN: TOKEN },
     });
     expect(distrusting.code).toBe(EXIT.connectionLost);
-    expect(distrusting.stderr).toContain(
-      `cannot reach ${server.url}: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)`,
+    expect(distrusting.stderr).toBe(
+      `golem-stream: cannot reach ${server.url}: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): ` +
+        "the server's certificate is not issued by a CA this process trusts; for a private CA, trust its certificate: NODE_EXTRA_CA_CERTS=ca.pem in the command's environment\n",
     );
   } finally {
     expect((await server.stop()).code).toBe(EXIT.success);

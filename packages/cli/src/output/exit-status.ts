@@ -7,6 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { shellWord } from "../io/shell-word.js";
 import type { ExitCode } from "../exit-codes.js";
 import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
+import { tlsFailure } from "../tls-failure.js";
 
 export interface Failure {
   readonly exitCode: ExitCode;
@@ -118,6 +119,9 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       // A typed contract that disagrees with the server's catalogue: nothing was sent, the caller must change.
       return { exitCode: EXIT.usage, message: error.message };
     case "connection-lost": {
+      // The client's TLS failure, not retried: said for the command line (NODE_EXTRA_CA_CERTS, not wsTransport's tls).
+      const tls = tlsFailure(error.cause);
+      if (tls !== undefined) return { exitCode: EXIT.connectionLost, message: `cannot reach the server: ${tls}. ${leftBehind(context)}` };
       const refusal = refusalOf(error);
       // Given up like after refusals: the user needs to hear what may be left running and how to go on.
       if (refusal === undefined)
