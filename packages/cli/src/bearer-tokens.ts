@@ -46,7 +46,8 @@ export interface TokenFile {
  */
 export async function readTokenFile(path: string): Promise<TokenFile> {
   const info = await stat(path).catch((cause: unknown) => {
-    throw usageError(`--token-file ${path}: cannot read it`, cause);
+    const code = (cause as { code?: unknown }).code;
+    throw usageError(`--token-file ${path}: cannot read it${typeof code === "string" ? ` (${code})` : ""}`, cause);
   });
   if (info.size > MAX_TOKEN_FILE_BYTES) throw usageError(`--token-file ${path}: larger than 1 MiB`);
   const text = await readFile(path, "utf8");
@@ -98,6 +99,12 @@ export async function resolveServeTokens(sources: TokenSources, dataDir: string,
   if (file !== undefined) tokens.push(...file.tokens);
   const accounts = file?.accounts ?? new Map<string, string>();
   if (tokens.length > 0 || !generate) return { tokens: [...new Set(tokens)], accounts };
+  // A token file was given to say which tokens are let in: one left empty must not let in a token
+  // nobody was handed instead (in a cluster, one node's own, which every other node refuses).
+  if (sources.file !== undefined)
+    throw usageError(
+      `--token-file ${sources.file} holds no token, and neither --token nor $GOLEM_STREAM_TOKEN gives one: add one (a line per token), or leave --token-file out to use the token generated in the data directory`,
+    );
   const generatedFile = join(dataDir, GENERATED_TOKEN_FILE);
   return { tokens: [await loadOrCreateToken(generatedFile)], accounts, generatedFile };
 }

@@ -1,4 +1,4 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -86,6 +86,21 @@ describe("bearer tokens for serve", () => {
     const refused = resolveServeTokens({ flags: [], env: undefined, file }, dir);
     await expect(refused).rejects.toThrow(CliError);
     await expect(refused).rejects.toThrow(message);
+  });
+
+  it("refuses a token file that holds no token, with no other token beside it, instead of generating one; not beside JWTs", async () => {
+    const dir = scratchDir();
+    const file = join(dir, "tokens.txt");
+    writeFileSync(file, "# every token taken away\n\n");
+    await expect(resolveServeTokens({ flags: [], env: undefined, file }, dir)).rejects.toThrow(
+      `--token-file ${file} holds no token, and neither --token nor $GOLEM_STREAM_TOKEN gives one`,
+    );
+    expect(existsSync(join(dir, GENERATED_TOKEN_FILE))).toBe(false);
+    expect((await resolveServeTokens({ flags: [], env: "env-token", file }, dir)).tokens).toEqual(["env-token"]);
+    expect((await resolveServeTokens({ flags: [], env: undefined, file }, dir, false)).tokens).toEqual([]);
+    await expect(resolveServeTokens({ flags: [], env: undefined, file: join(dir, "missing") }, dir)).rejects.toThrow(
+      `--token-file ${join(dir, "missing")}: cannot read it (ENOENT)`,
+    );
   });
 
   it("generates one token on first start and keeps it (mode 0600)", async () => {
