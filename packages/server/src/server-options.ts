@@ -156,6 +156,8 @@ export interface SessionServer {
   /**
    * Serves new connections of the listener `listen` opened with TLS with
    * these credentials (a renewed certificate); open connections keep theirs.
+   * The session ticket keys stay: a client reconnecting after it resumes its
+   * TLS session instead of a full handshake.
    * Throws `TlsCertificateError`, leaving the credentials in use as they
    * were: `tls-certificate-invalid` when they cannot be used (a PEM that
    * does not parse, a key that is not the certificate's, a wrong
