@@ -12,7 +12,8 @@ import { globalWebSocket, webSocketTransport } from "./web-socket-transport.js";
 import type { WsTransportOptions } from "./ws-transport.js";
 
 export * from "./api.js";
-export type { WsTransportOptions, WsTlsOptions } from "./ws-transport.js";
+export type { WsTransportOptions } from "./ws-transport.js";
+export type { WsTlsOptions } from "./ws-tls-options.js";
 
 /**
  * A client; its default transport is `webSocketTransport()`. Without a global

@@ -31,7 +31,8 @@ import { createClientWith, type Client, type ClientOptions } from "./client.js";
 import { wsTransport } from "./ws-transport.js";
 
 export * from "./api.js";
-export { wsTransport, type WsTransportOptions, type WsTlsOptions } from "./ws-transport.js";
+export { wsTransport, type WsTransportOptions } from "./ws-transport.js";
+export type { WsTlsOptions } from "./ws-tls-options.js";
 
 /** A client; its default transport is `wsTransport()` (see `ClientOptions.transport`). */
 export function createClient(options: ClientOptions): Client {

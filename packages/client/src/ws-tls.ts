@@ -16,7 +16,7 @@ import { createSecureContext, type ConnectionOptions } from "node:tls";
 import { ClientError } from "./errors.js";
 import { tlsRefusal } from "./tls-refusal.js";
 import type { CatalogueRequestInit } from "./transport.js";
-import type { WsTlsOptions } from "./ws-transport.js";
+import type { Pem, WsTlsOptions } from "./ws-tls-options.js";
 
 /**
  * The transport's TLS settings as `tls.connect` takes them, for its sockets and its catalogue
@@ -52,8 +52,6 @@ export function tlsSettings(options: WsTlsOptions | undefined): ConnectionOption
   );
   return servername === undefined ? settings : { ...settings, servername };
 }
-
-type Pem = string | Uint8Array;
 
 /** Runs `check`; what it throws becomes `invalid-argument` saying `what`, with Node's own reason. */
 function refusedAs(what: string, check: () => unknown): void {

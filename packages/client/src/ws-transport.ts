@@ -26,6 +26,7 @@ import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/intern
 import { errorEnvelope } from "./error-envelope.js";
 import { tlsRefusal } from "./tls-refusal.js";
 import { catalogueFetch, tlsSettings } from "./ws-tls.js";
+import type { WsTlsOptions } from "./ws-tls-options.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { integerOption, nonNegativeMs, optionsObject, positiveMs } from "./option-checks.js";
 import type { CloseInfo, Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
@@ -67,18 +68,6 @@ export interface WsTransportOptions {
    * `connection-lost`, Node's reason and what to do about it: it is not retried.
    */
   readonly tls?: WsTlsOptions;
-}
-
-/** PEM text, or its bytes. */
-type Pem = string | Uint8Array;
-
-/** `WsTransportOptions.tls`: what Node's `tls.connect` takes of these names (no Node types, for the browser build's declarations). */
-export interface WsTlsOptions {
-  readonly ca?: Pem | readonly Pem[];
-  readonly cert?: Pem | readonly Pem[];
-  readonly key?: Pem | readonly Pem[];
-  readonly passphrase?: string;
-  readonly servername?: string;
 }
 
 /** Bound on an HTTP error envelope read from a refused handshake. */
