@@ -4,14 +4,11 @@
  * `WsTransportOptions`) compile without `@types/node`.
  */
 
-/** PEM text, or its bytes. */
-export type Pem = string | Uint8Array;
-
-/** `WsTransportOptions.tls`: what Node's `tls.connect` takes of these names. */
+/** `WsTransportOptions.tls`: what Node's `tls.connect` takes of these names; PEM as text or as its bytes. */
 export interface WsTlsOptions {
-  readonly ca?: Pem | readonly Pem[];
-  readonly cert?: Pem | readonly Pem[];
-  readonly key?: Pem | readonly Pem[];
+  readonly ca?: string | Uint8Array | readonly (string | Uint8Array)[];
+  readonly cert?: string | Uint8Array | readonly (string | Uint8Array)[];
+  readonly key?: string | Uint8Array | readonly (string | Uint8Array)[];
   readonly passphrase?: string;
   readonly servername?: string;
 }

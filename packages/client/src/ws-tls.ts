@@ -16,7 +16,10 @@ import { createSecureContext, type ConnectionOptions } from "node:tls";
 import { ClientError } from "./errors.js";
 import { tlsRefusal } from "./tls-refusal.js";
 import type { CatalogueRequestInit } from "./transport.js";
-import type { Pem, WsTlsOptions } from "./ws-tls-options.js";
+import type { WsTlsOptions } from "./ws-tls-options.js";
+
+/** PEM text, or its bytes. */
+type Pem = string | Uint8Array;
 
 /**
  * The transport's TLS settings as `tls.connect` takes them, for its sockets and its catalogue

@@ -35,6 +35,7 @@ export type {
   ConnectionHandlers,
   ConnectRequest,
   CloseInfo,
+  CatalogueRequestInit,
 } from "@golem-stream/client";
 
 export interface ClientAdapterOptions {
