@@ -4,6 +4,7 @@
  * names) and what to do about it. None of them is retried: asking again meets
  * the same certificate, or the same server without TLS.
  */
+import { tlsErrorOf } from "@golem-stream/wire/internal";
 
 /** Certificates of a CA this process does not trust (OpenSSL's `X509_V_ERR_` names, as Node's errors carry them). */
 const UNTRUSTED_ISSUER = new Set([
@@ -37,33 +38,8 @@ function hintOf(code: string): string | undefined {
  * undefined when it is none.
  */
 export function tlsFailure(error: unknown): string | undefined {
-  for (
-    let at: unknown = error, depth = 0;
-    typeof at === "object" && at !== null && depth < 4;
-    at = (at as { cause?: unknown }).cause, depth++
-  ) {
-    const { code, message } = at as { code?: unknown; message?: unknown };
-    if (typeof code !== "string") continue;
-    const line = typeof message === "string" ? (message.split("\n")[0]?.trim() ?? "") : "";
-    // A TLS failure on a socket write comes as `EPROTO` with OpenSSL's text ("SSL routines:…:wrong
-    // version number:…"): named as Node names such reasons elsewhere (ERR_SSL_WRONG_VERSION_NUMBER).
-    const reason = code === "EPROTO" ? /SSL routines:[^:]*:([^:]+):/.exec(line)?.[1] : undefined;
-    const named = reason === undefined ? code : `ERR_SSL_${reason.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
-    const hint = hintOf(named);
-    if (hint === undefined) continue;
-    const said = reason ?? carriedNames(at, line);
-    return `${said === "" ? named : said.includes(named) ? said : `${said} (${named})`}: ${hint}`;
-  }
-  return undefined;
-}
-
-/**
- * Node's text of a certificate not for the host asked for, naming the certificate's names when the
- * text does not: for an IP address Node lists only the certificate's IP addresses, none at all
- * when it carries only host names ("IP: 127.0.0.1 is not in the cert's list: ").
- */
-function carriedNames(error: object, line: string): string {
-  const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
-  if (typeof names !== "string" || names === "" || line.includes(names)) return line;
-  return `${line.replace(/[\s:]+$/, "")}; the certificate carries ${names}`;
+  const found = tlsErrorOf(error, (code) => hintOf(code) !== undefined);
+  if (found === undefined) return undefined;
+  const { code, text } = found;
+  return `${text === "" ? code : text.includes(code) ? text : `${text} (${code})`}: ${hintOf(code)!}`;
 }

@@ -7,6 +7,7 @@
  * retrying through the reconnect policy. Node only: a browser says nothing
  * of why a connection failed.
  */
+import { tlsErrorOf } from "@golem-stream/wire/internal";
 import { ClientError } from "./errors.js";
 
 /** Certificates of a CA this process does not trust: trusting the CA fixes them. */
@@ -61,39 +62,15 @@ function hintOf(code: string): string | undefined {
  * attempt can fix; undefined otherwise. `url` is what was being reached.
  */
 export function tlsRefusal(error: unknown, url: string): ClientError | undefined {
-  for (
-    let at: unknown = error, depth = 0;
-    typeof at === "object" && at !== null && depth < 4;
-    at = (at as { cause?: unknown }).cause, depth++
-  ) {
-    const { code, message } = at as { code?: unknown; message?: unknown };
-    if (typeof code !== "string") continue;
-    const said = typeof message === "string" ? message.split("\n")[0]!.trim() : "";
-    // A TLS failure met while writing is `EPROTO` with OpenSSL's text ("SSL routines:…:wrong version
-    // number:…"): named as Node names such reasons elsewhere (ERR_SSL_WRONG_VERSION_NUMBER).
-    const reason = /SSL routines:[^:]*:([^:]+):/.exec(said)?.[1];
-    const named = code === "EPROTO" && reason !== undefined ? `ERR_SSL_${reason.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}` : code;
-    const hint = hintOf(named);
-    if (hint === undefined) continue;
-    const text = reason ?? carriedNames(at, said);
-    const target = new URL(url);
-    return new ClientError(
-      "connection-lost",
-      `TLS with ${target.protocol}//${target.host} failed: ${text === "" ? named : `${text} (${named})`}. ` +
-        `${hint[0]!.toUpperCase()}${hint.slice(1)}. Not retried: every attempt would fail the same way`,
-      { cause: at },
-    );
-  }
-  return undefined;
-}
-
-/**
- * Node's text of a certificate not for the host asked for, naming the certificate's names when the
- * text does not: for an IP address Node lists only the certificate's IP addresses, none at all
- * when it carries only host names ("IP: 127.0.0.1 is not in the cert's list: ").
- */
-function carriedNames(error: object, said: string): string {
-  const names = (error as { cert?: { subjectaltname?: unknown } }).cert?.subjectaltname;
-  if (typeof names !== "string" || names === "" || said.includes(names)) return said;
-  return `${said.replace(/[\s:]+$/, "")}; the certificate carries ${names}`;
+  const found = tlsErrorOf(error, (code) => hintOf(code) !== undefined);
+  if (found === undefined) return undefined;
+  const { code, text, error: at } = found;
+  const hint = hintOf(code)!;
+  const target = new URL(url);
+  return new ClientError(
+    "connection-lost",
+    `TLS with ${target.protocol}//${target.host} failed: ${text === "" ? code : `${text} (${code})`}. ` +
+      `${hint[0]!.toUpperCase()}${hint.slice(1)}. Not retried: every attempt would fail the same way`,
+    { cause: at },
+  );
 }
