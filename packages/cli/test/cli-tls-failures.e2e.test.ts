@@ -5,12 +5,9 @@
  * only need to present a certificate (or speak plain HTTP): the handshake
  * fails before any request.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
 import { EXIT } from "../src/exit-codes.js";
@@ -33,47 +30,8 @@ async function listening(server: Server): Promise<string> {
   return `127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A certificate of the test's CA carrying only `altName` (not 127.0.0.1). */
-function issueFor(name: string, altName: string): { cert: string; key: string } {
-  const dir = certificates.directory;
-  const openssl = (...args: string[]): void => void execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${altName}\n`);
-  openssl(
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-subj",
-    `/CN=${name}`,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-  );
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-extfile",
-    `${name}.ext`,
-    "-out",
-    `${name}.crt`,
-  );
-  return { cert: readFileSync(join(dir, `${name}.crt`), "utf8"), key: readFileSync(join(dir, `${name}.key`), "utf8") };
-}
-
 it("a certificate not for --url's host: Node's text naming both, and to use a name the certificate carries", async () => {
-  const origin = `https://${await listening(createHttpsServer(issueFor("elsewhere", "DNS:elsewhere.test")))}`;
+  const origin = `https://${await listening(createHttpsServer(certificates.issue("elsewhere", "DNS:elsewhere.test")))}`;
   const env = { GOLEM_STREAM_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: certificates.caFile };
   for (const command of [["types"], ["invoke", "echo", "count", "-c", '{"name":"x"}', "1", "0"]]) {
     const result = await run([...command, "--url", origin], { env });

@@ -15,8 +15,12 @@ export interface TestCertificates {
   readonly ca: string;
   /** The CA certificate's file (for `NODE_EXTRA_CA_CERTS`). */
   readonly caFile: string;
-  /** Issues a server certificate named `name` (its PEM files `<name>.crt` and `<name>.key` in `directory`). */
-  issue(name: string): { readonly cert: string; readonly key: string };
+  /**
+   * Issues a server certificate named `name` (its PEM files `<name>.crt` and `<name>.key` in
+   * `directory`), for 127.0.0.1 and localhost unless `subjectAltName` says otherwise
+   * (`DNS:elsewhere.test`).
+   */
+  issue(name: string, subjectAltName?: string): { readonly cert: string; readonly key: string };
   /** Deletes `directory`, the CA's key included. */
   remove(): void;
 }
@@ -31,7 +35,9 @@ export function makeTestCertificates(directory = mkdtempSync(join(tmpdir(), "gol
     directory,
     ca: readFileSync(join(directory, "ca.crt"), "utf8"),
     caFile: join(directory, "ca.crt"),
-    issue: (name) => {
+    issue: (name, subjectAltName) => {
+      const extensions = subjectAltName === undefined ? "server.ext" : `${name}.ext`;
+      if (subjectAltName !== undefined) writeFileSync(join(directory, extensions), `subjectAltName=${subjectAltName}\n`);
       openssl("req", ...ec, "-subj", `/CN=${name}`, "-keyout", `${name}.key`, "-out", `${name}.csr`);
       openssl(
         "x509",
@@ -46,7 +52,7 @@ export function makeTestCertificates(directory = mkdtempSync(join(tmpdir(), "gol
         "-days",
         "2",
         "-extfile",
-        "server.ext",
+        extensions,
         "-out",
         `${name}.crt`,
       );

@@ -3,6 +3,7 @@
  * certificates it issues for 127.0.0.1 and localhost, and the name a new
  * connection is served, over a real TLS listener on loopback.
  */
+import { X509Certificate } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -32,13 +33,15 @@ it("issues certificates a client trusting the CA accepts for 127.0.0.1, and name
   expect(existsSync(certificates.directory)).toBe(false);
 });
 
-it("makes its CA in a directory given to it", () => {
+it("makes its CA in a directory given to it; a certificate for other names when asked", () => {
   const directory = mkdtempSync(join(tmpdir(), "golem-stream-tls-given-"));
   try {
     const certificates = makeTestCertificates(directory);
     expect(certificates.directory).toBe(directory);
     expect(certificates.caFile).toBe(join(directory, "ca.crt"));
     expect(existsSync(join(directory, "ca.key"))).toBe(true);
+    expect(new X509Certificate(certificates.issue("plain").cert).subjectAltName).toBe("IP Address:127.0.0.1, DNS:localhost");
+    expect(new X509Certificate(certificates.issue("elsewhere", "DNS:elsewhere.test").cert).subjectAltName).toBe("DNS:elsewhere.test");
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }
