@@ -18,7 +18,7 @@ export interface TestCertificates {
   /**
    * Issues a server certificate named `name` (its PEM files `<name>.crt` and `<name>.key` in
    * `directory`), for 127.0.0.1 and localhost unless `subjectAltName` says otherwise
-   * (`DNS:elsewhere.test`).
+   * (`DNS:streams.example`, say).
    */
   issue(name: string, subjectAltName?: string): { readonly cert: string; readonly key: string };
   /** Deletes `directory`, the CA's key included. */
