@@ -18,7 +18,8 @@ import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
-import { itemsOf, run, scratchDir, start, startServe, waitFor, type ServerProcess } from "./support/processes.js";
+import { itemsOf, run, scratchDir, start, startServe, waitFor } from "./support/processes.js";
+import { events, reload } from "./support/serve-reloads.js";
 import { makeTestCertificates, servedCertificateName, type TestCertificates } from "@golem-stream/test-support";
 
 const FIRST_TOKEN = "first-token-0123456789";
@@ -30,27 +31,6 @@ beforeAll(() => {
   certificates.issue("first");
   certificates.issue("second");
 });
-
-/** The log lines of `event` serve wrote so far. */
-function events(server: ServerProcess, event: string): Record<string, unknown>[] {
-  return server.running
-    .stderr()
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((record) => record["event"] === event);
-}
-
-/** Sends SIGUSR2 and waits for its outcome's log line: the `count`th of `event`. */
-async function reload(
-  server: ServerProcess,
-  event: "server.reloaded" | "server.reload-failed",
-  count: number,
-): Promise<Record<string, unknown>> {
-  server.running.child.kill("SIGUSR2");
-  await waitFor(server.running, () => events(server, event).length >= count, `${event} number ${count}`);
-  return events(server, event)[count - 1]!;
-}
 
 it("SIGUSR2 reads the token file and the certificate again: only then do they apply; a file that cannot be used changes nothing", async () => {
   const dir = certificates.directory;

@@ -2,11 +2,11 @@
  * `golem-stream keyring list | rotate | activate | drop`: the signing keys of
  * a `serve` data directory (`keyring.json`), or of the keyring file
  * `--keyring` names (the one a cluster's nodes share). Key ids are printed,
- * secrets never. The server reads the file when it starts, so a change takes
- * effect at the next `serve`; sessions survive that restart. A cluster's
- * nodes restart one by one, so a cluster rotates in two steps (`rotate
- * --staged`, then `activate`): every node verifies a key before any signs
- * with it.
+ * secrets never. A running `serve` reads the file again on SIGUSR2
+ * (serve-keyring-reload.ts), or at its next start; sessions survive either.
+ * A cluster's nodes take the file one by one, so a cluster rotates in two
+ * steps (`rotate --staged`, then `activate`): every node verifies a key
+ * before any signs with it.
  */
 import { commandName, spellCommands } from "../io/command-name.js";
 import { join, resolve } from "node:path";
@@ -18,6 +18,9 @@ import type { ExitCode } from "../exit-codes.js";
 import type { CliIo } from "../io/cli-io.js";
 import { KEYRING_FILE, readKeyringFile } from "../keyring-file.js";
 import { defaultDataDir } from "../paths.js";
+
+/** How a running serve is told to read the keyring again (serve-reload.ts); systemd: `systemctl reload`. */
+const RELOAD = "kill -USR2 <serve's pid>";
 
 export interface KeyringOptions {
   readonly dataDir?: string;
@@ -98,8 +101,8 @@ export async function runKeyringRotate(
         const newKeyId = after.stagedKeyIds[0] ?? "";
         return (
           `${newKeyId}\tstaged (new: verifies tokens, signs none yet)\n${before.activeKeyId}\tactive\n` +
-          "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each), then\n" +
-          `\`golem-stream keyring activate ${newKeyId}\`, copy and restart each again.\n`
+          `Send \`golem-stream serve\` SIGUSR2 or restart it (in a cluster: copy this file to every node and reload each: ${RELOAD}), then\n` +
+          `\`golem-stream keyring activate ${newKeyId}\`, copy and reload each again.\n`
         );
       },
     );
@@ -111,7 +114,7 @@ export async function runKeyringRotate(
     (keyring) => (keyId === undefined ? keyring.rotate() : keyring.rotate(keyId)),
     (before, after) =>
       `${after.activeKeyId}\tactive (new)\n${before.activeKeyId}\tverify-only (was active)\n` +
-      "Restart `golem-stream serve` to sign new tokens with it; tokens signed before keep verifying.\n" +
+      `Send \`golem-stream serve\` SIGUSR2 (${RELOAD}) or restart it to sign new tokens with it; tokens signed before keep verifying.\n` +
       "In a cluster use `rotate --staged` then `activate` instead: a node still on the old file refuses the new key's tokens.\n",
   );
 }
@@ -124,8 +127,8 @@ export async function runKeyringActivate(keyId: string, options: KeyringOptions,
     (keyring) => keyring.activate(keyId),
     (before) =>
       `${keyId}\tactive (was ${roleOf(before, keyId)})\n${before.activeKeyId}\tverify-only (was active)\n` +
-      "Restart `golem-stream serve` (in a cluster: copy this file to every node and restart each) to sign new tokens with it.\n" +
-      `Keep ${before.activeKeyId} until every invocation started before the last node restarted has finished and --retention has\n` +
+      `Send \`golem-stream serve\` SIGUSR2 (${RELOAD}) or restart it (in a cluster: copy this file to every node and reload each) to sign new tokens with it.\n` +
+      `Keep ${before.activeKeyId} until every invocation started before the last node reloaded has finished and --retention has\n` +
       "passed: a session's stream tokens keep its key for the session's whole life.\n",
   );
 }
@@ -136,6 +139,6 @@ export async function runKeyringDrop(keyId: string, options: KeyringOptions, io:
     io,
     `drop ${keyId}`,
     (keyring) => keyring.withoutKey(keyId),
-    () => `dropped ${keyId}: once \`golem-stream serve\` restarts, tokens it signed no longer verify.\n`,
+    () => `dropped ${keyId}: once \`golem-stream serve\` reloads (SIGUSR2: ${RELOAD}) or restarts, tokens it signed no longer verify.\n`,
   );
 }

@@ -249,9 +249,9 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   --jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
   The server stops cleanly on SIGINT, SIGTERM or SIGHUP; sessions survive a restart on the same data directory.
   TLS: --tls-cert and --tls-key serve https:// and wss:// (clients must trust the issuer: a private CA's
-  certificate in NODE_EXTRA_CA_CERTS for the CLI). SIGUSR2 reads the certificate, the key and --token-file
-  again: new connections get them, open sessions run on; a file that cannot be used changes nothing and is
-  logged (server.reload-failed). SIGHUP stays a stop (a closed terminal sends it); systemd:
+  certificate in NODE_EXTRA_CA_CERTS for the CLI). SIGUSR2 reads the certificate, the key, --token-file and
+  the keyring again (golem-stream keyring rotate, then SIGUSR2: no restart): new connections get them, open
+  sessions run on; a file that cannot be used changes nothing and is logged (server.reload-failed). SIGHUP stays a stop (a closed terminal sends it); systemd:
   ExecReload=/bin/kill -USR2 $MAINPID.
   Config: --config FILE reads these options from a JSON object whose members are the long options
   without their dashes: {"host": "0.0.0.0", "port": 8443, "tls-cert": "fullchain.pem", "tls-key":

@@ -1,10 +1,11 @@
 /**
- * `serve` on SIGUSR2: the certificate and key (`--tls-cert`, `--tls-key`)
- * and the static tokens (`--token-file`, with `--token` and
- * `$GOLEM_STREAM_TOKEN`, as a restart would gather them) are read again and
- * replace those in use, all or nothing: new connections get the new
- * certificate and new handshakes the new tokens, while connections already
- * open keep theirs. A file that cannot be used changes nothing and is
+ * `serve` on SIGUSR2: the certificate and key (`--tls-cert`, `--tls-key`),
+ * the static tokens (`--token-file`, with `--token` and
+ * `$GOLEM_STREAM_TOKEN`, as a restart would gather them) and the keyring
+ * (`--keyring`, or the data directory's; serve-keyring-reload.ts) are read
+ * again and replace those in use, all or nothing: new connections get the
+ * new certificate, new handshakes the new tokens and new tokens the new
+ * signing key, while connections already open keep theirs. A file that cannot be used changes nothing and is
  * logged, saying what was wrong; the server serves on. So does a token
  * file left without a token (`reloadedTokens`).
  *
@@ -16,11 +17,14 @@
  */
 import { resolve } from "node:path";
 import type { EmbeddedServer } from "@golem-stream/server";
+import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens, staticTokens, type ServeTokens, type TokenSources } from "../bearer-tokens.js";
 import type { CliIo } from "../io/cli-io.js";
 import type { CliLogger } from "../io/logger.js";
 import { readServeTls, type TlsFiles } from "./serve-tls.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
+import { readReloadedKeyring, type KeyringReloadSource, type ReloadedKeyring } from "./serve-keyring-reload.js";
+import { describeKeyRoles } from "../keyring-file.js";
 import { usageError } from "../exit-codes.js";
 
 /** What a reload reads: the same sources the start read. */
@@ -30,6 +34,8 @@ export interface ReloadSources {
   /** Whether a token is generated when none is given (false with `--jwt-jwks`), as at start. */
   readonly generateToken: boolean;
   readonly tls: TlsFiles | undefined;
+  /** The keyring file and the keyring read from it at start (then at each reload that applied one); undefined: not read again. */
+  readonly keyring: KeyringReloadSource | undefined;
   /** `--strict-permissions`: a token file or key others may read fails the reload, as it fails a start. */
   readonly strictPermissions: boolean;
 }
@@ -42,7 +48,7 @@ export interface ReloadSources {
 export class ServeReloads {
   readonly #io: CliIo;
   #pending = false;
-  #target: { readonly server: EmbeddedServer; readonly sources: ReloadSources; readonly logger: CliLogger } | undefined;
+  #target: { readonly server: EmbeddedServer; sources: ReloadSources; readonly logger: CliLogger } | undefined;
   /** The reload under way; a request meanwhile runs one more after it, reading the files as they are then. */
   #running: Promise<void> | undefined;
   #again = false;
@@ -77,38 +83,61 @@ export class ServeReloads {
       this.#again = true;
       return;
     }
-    this.#running = reload(target.server, target.sources, target.logger).finally(() => {
-      this.#running = undefined;
-      if (this.#again) {
-        this.#again = false;
-        this.#request();
-      }
-    });
+    this.#running = reload(target.server, target.sources, target.logger)
+      .then((keyring) => {
+        // The next reload compares its keyring with this one.
+        const source = target.sources.keyring;
+        if (keyring !== undefined && source !== undefined)
+          target.sources = { ...target.sources, keyring: { path: source.path, inUse: keyring } };
+      })
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.#request();
+        }
+      });
   }
 }
 
-/** Reads everything first, then applies it: a failure anywhere leaves the certificate and the tokens as they were. */
-async function reload(server: EmbeddedServer, sources: ReloadSources, logger: CliLogger): Promise<void> {
+/**
+ * Reads everything first, then applies it: a failure anywhere leaves the certificate, the tokens
+ * and the keyring as they were. Resolves to the keyring now in use when the reload applied.
+ */
+async function reload(server: EmbeddedServer, sources: ReloadSources, logger: CliLogger): Promise<Keyring | undefined> {
   try {
     const bearers = await reloadedTokens(sources);
     const tls = sources.tls === undefined ? undefined : await readServeTls(sources.tls);
+    const keyring = sources.keyring === undefined ? undefined : await readReloadedKeyring(sources.keyring);
     const warnings = await reloadWarnings(sources, bearers.tokens);
-    // The certificate first: the server checks it once more and may still refuse it, before any token changed.
+    // The certificate first: the server checks it once more and may still refuse it, before anything else changed.
     if (tls !== undefined) server.server.setTlsCertificate(tls.credentials);
     server.setTokens(staticTokens(bearers));
+    if (keyring !== undefined) server.server.rotateKeyring(keyring.keyring);
     // Before the line saying it is done: whoever waits for that line has them too.
     for (const warning of warnings) logger.warn(warning, { event: "credentials.weak" });
-    logger.info("reloaded: new connections get the certificate and tokens read now; open ones keep theirs", {
+    if (keyring !== undefined && keyring.dropped.length > 0)
+      logger.warn(droppedKeysText(keyring), { event: "keyring.dropped", keys: keyring.dropped });
+    logger.info("reloaded: new connections get the certificate, tokens and keyring read now; open ones keep theirs", {
       event: "server.reloaded",
       tokens: bearers.tokens.length,
       ...(tls === undefined ? {} : { certificate: tls.description }),
+      ...(keyring === undefined ? {} : { keyring: describeKeyRoles(keyring.keyring) }),
+      ...(keyring === undefined || keyring.changes.length === 0 ? {} : { keyringChanges: keyring.changes }),
     });
+    return keyring?.keyring;
   } catch (error) {
-    logger.error("reload failed: the certificate and tokens in use are kept", {
+    logger.error("reload failed: the certificate, tokens and keyring in use are kept", {
       event: "server.reload-failed",
       error: error instanceof Error ? error.message : String(error),
     });
+    return undefined;
   }
+}
+
+function droppedKeysText(keyring: ReloadedKeyring): string {
+  const keys = keyring.dropped.join(", ");
+  return `the keyring ${keyring.path} no longer holds ${keys}: tokens signed with ${keyring.dropped.length === 1 ? "it" : "them"} are refused from now on (invalid-token)`;
 }
 
 /**
@@ -147,6 +176,7 @@ async function reloadWarnings(sources: ReloadSources, tokens: readonly string[])
     files: [
       ...(file === undefined ? [] : [{ path: resolve(file), what: "token file" }]),
       ...(sources.tls === undefined ? [] : [{ path: sources.tls.key, what: "TLS key" }]),
+      ...(sources.keyring === undefined ? [] : [{ path: sources.keyring.path, what: "keyring" }]),
     ],
     strictPermissions: false,
   });

@@ -339,7 +339,12 @@ async function serveWith(
     ...(cluster === undefined ? { url, dataDir } : { url, store: cluster.store.shown, node: cluster.nodeId }),
   });
   const strictPermissions = options.strictPermissions === true;
-  reloads.start(server, { tokens: tokenSources, dataDir, generateToken: jwt === undefined, tls: tlsFiles, strictPermissions }, logger);
+  const keyringInUse = shownKeyring === undefined ? undefined : { path: keyringPath ?? join(dataDir, KEYRING_FILE), inUse: shownKeyring };
+  reloads.start(
+    server,
+    { tokens: tokenSources, dataDir, generateToken: jwt === undefined, tls: tlsFiles, keyring: keyringInUse, strictPermissions },
+    logger,
+  );
   await new Promise<void>((resolveStop) => {
     if (io.signal.aborted) resolveStop();
     io.signal.addEventListener("abort", () => resolveStop(), { once: true });
