@@ -56,6 +56,8 @@ export interface ServeOptions extends JwtServeOptions {
   /** `--tls-cert`, `--tls-key`: serve HTTPS with this certificate (PEM, with its chain) and key. */
   readonly tlsCert?: string;
   readonly tlsKey?: string;
+  /** `--tls-key-passphrase-file`: an encrypted key's passphrase, the file's first line. */
+  readonly tlsKeyPassphraseFile?: string;
   readonly dataDir?: string;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;

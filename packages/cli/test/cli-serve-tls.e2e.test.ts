@@ -4,14 +4,18 @@
  * through it when the CLI trusts the test's CA (`NODE_EXTRA_CA_CERTS`), and
  * says it cannot verify the certificate when it does not. The two flags go together, and a file
  * that cannot be used is a usage error naming it before anything is
- * created; a key others may read is warned of like the other secrets.
+ * created; a key others may read is warned of like the other secrets. An
+ * encrypted key is served with `--tls-key-passphrase-file`, a flag the
+ * config file takes as well.
  */
 import { chmodSync, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { TOKEN, itemsOf, run, scratchDir, startServe } from "./support/processes.js";
-import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
+import { makeTestCertificates, servedCertificateName, type TestCertificates } from "@golem-stream/test-support";
+import { createPrivateKey } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 let certificates: TestCertificates;
 let certFile: string;
@@ -123,6 +127,44 @@ it("a TLS key others may read is a WARNING line, and with --strict-permissions a
   );
   try {
     expect(server.running.stdout().toString("utf8")).toContain(`WARNING: the TLS key ${shared} is readable by group or others (mode 0644)`);
+  } finally {
+    expect((await server.stop()).code).toBe(EXIT.success);
+  }
+});
+
+it("an encrypted key is served with --tls-key-passphrase-file (from a config file too); without it serve says which flag to give", async () => {
+  const encrypted = join(certificates.directory, "served.encrypted.key");
+  const key = createPrivateKey(readFileSync(keyFile, "utf8"));
+  writeFileSync(encrypted, key.export({ format: "pem", type: "pkcs8", cipher: "aes-256-cbc", passphrase: "s3cret pass" }), { mode: 0o600 });
+  writeFileSync(join(certificates.directory, "passphrase"), "s3cret pass\n", { mode: 0o600 });
+  const dataDir = join(scratchDir(), "state");
+  const refused = await run([
+    "serve",
+    "--port",
+    "0",
+    "--token",
+    TOKEN,
+    "--data-dir",
+    dataDir,
+    "--tls-cert",
+    certFile,
+    "--tls-key",
+    encrypted,
+  ]);
+  expect(refused.code).toBe(EXIT.usage);
+  expect(refused.stderr).toContain(
+    `--tls-key ${encrypted}: an encrypted key: give its passphrase in a file, --tls-key-passphrase-file FILE`,
+  );
+  // Paths in a config file are relative to it.
+  const config = join(certificates.directory, "serve.json");
+  writeFileSync(
+    config,
+    JSON.stringify({ "tls-cert": "served.crt", "tls-key": "served.encrypted.key", "tls-key-passphrase-file": "passphrase" }),
+  );
+  const server = await startServe(["--port", "0", "--token", TOKEN, "--data-dir", dataDir, "--config", config], dataDir);
+  try {
+    expect(await servedCertificateName(server.url, certificates.ca)).toBe("served");
+    expect(server.running.stdout().toString("utf8") + server.running.stderr()).not.toContain("s3cret pass");
   } finally {
     expect((await server.stop()).code).toBe(EXIT.success);
   }

@@ -2,9 +2,13 @@
  * The certificate `serve --tls-cert` takes, at start and on each reload:
  * one every client would refuse for its dates is refused first, saying
  * when it expired (or becomes valid), with the clock it was checked by.
+ * An encrypted key is decrypted by the first line of
+ * `--tls-key-passphrase-file`; without it, or with a wrong one, the error
+ * says what to give.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { X509Certificate } from "node:crypto";
+import { X509Certificate, createPrivateKey } from "node:crypto";
 import { makeTestCertificates } from "@golem-stream/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { readServeTls } from "../src/commands/serve-tls.js";
@@ -37,6 +41,50 @@ describe("serve's certificate, by its dates", () => {
       message: expect.stringContaining(
         `not valid before ${new Date(validFrom).toISOString()} (this machine's clock says ${now.toISOString()})`,
       ),
+    });
+  });
+});
+
+describe("an encrypted key", () => {
+  const encrypted = join(certificates.directory, "dated.encrypted.key");
+  writeFileSync(
+    encrypted,
+    createPrivateKey(key).export({ format: "pem", type: "pkcs8", cipher: "aes-256-cbc", passphrase: "open sesame" }),
+    { mode: 0o600 },
+  );
+  const passphraseFile = (text: string): string => {
+    const path = join(certificates.directory, `passphrase-${text.length}-${text.endsWith("\n") ? "nl" : "no"}`);
+    writeFileSync(path, text, { mode: 0o600 });
+    return path;
+  };
+  const within = new Date(new Date(validFrom).getTime() + 60_000);
+
+  it("is taken with the passphrase file's first line, its line ending left out", async () => {
+    for (const text of ["open sesame", "open sesame\n", "open sesame\r\n", "open sesame\nsecond line\n"]) {
+      const tls = await readServeTls({ ...files, key: encrypted, passphrase: passphraseFile(text) }, within);
+      expect(tls.credentials).toMatchObject({ cert, passphrase: "open sesame" });
+    }
+  });
+
+  it("without a passphrase file is refused, naming the flag that gives one", async () => {
+    await expect(readServeTls({ ...files, key: encrypted }, within)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(
+        `--tls-key ${encrypted}: an encrypted key: give its passphrase in a file, --tls-key-passphrase-file FILE (its first line)`,
+      ),
+    });
+  });
+
+  it("with a wrong passphrase, or an empty file, is refused, naming the passphrase file", async () => {
+    const wrong = passphraseFile("open sesam\n");
+    await expect(readServeTls({ ...files, key: encrypted, passphrase: wrong }, within)).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining(`--tls-key ${encrypted}: the passphrase in --tls-key-passphrase-file ${wrong} does not decrypt it`),
+    });
+    const empty = passphraseFile("\n");
+    await expect(readServeTls({ ...files, key: encrypted, passphrase: empty }, within)).rejects.toMatchObject({
+      exitCode: 2,
+      message: `--tls-key-passphrase-file ${empty}: empty; its first line is the key's passphrase`,
     });
   });
 });

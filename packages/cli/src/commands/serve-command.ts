@@ -50,7 +50,8 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
       "accept every token in this file (one per line, # comments): each its own account, or ACCOUNT: TOKEN to group tokens into one account that shares idempotency keys",
     )
     .option("--tls-cert <file>", "serve HTTPS and wss:// with this certificate (PEM, followed by its chain); needs --tls-key")
-    .option("--tls-key <file>", "the certificate's private key (PEM, unencrypted); needs --tls-cert")
+    .option("--tls-key <file>", "the certificate's private key (PEM); needs --tls-cert")
+    .option("--tls-key-passphrase-file <file>", "an encrypted --tls-key's passphrase: this file's first line (owner-only, like the key)")
     .option(
       "--agents <file>",
       "serve the agents of this ES module (its default export: defineCatalogue({...}) or an AgentHost) instead of the demo; see Agents below",
@@ -249,10 +250,11 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
   --jwt-authorization-claim does not grant gets forbidden. Details: docs/operations.md, Authentication.
   The server stops cleanly on SIGINT, SIGTERM or SIGHUP; sessions survive a restart on the same data directory.
   TLS: --tls-cert and --tls-key serve https:// and wss:// (clients must trust the issuer: a private CA's
-  certificate in NODE_EXTRA_CA_CERTS for the CLI). SIGUSR2 reads the certificate, the key, --token-file and
-  the keyring again (golem-stream keyring rotate, then SIGUSR2: no restart): new connections get them, open
-  sessions run on; a file that cannot be used changes nothing and is logged (server.reload-failed). SIGHUP stays a stop (a closed terminal sends it); systemd:
-  ExecReload=/bin/kill -USR2 $MAINPID.
+  certificate in NODE_EXTRA_CA_CERTS for the CLI); an encrypted key takes --tls-key-passphrase-file. SIGUSR2
+  reads the certificate, the key (and its passphrase), --token-file and the keyring again (golem-stream
+  keyring rotate, then SIGUSR2: no restart): new connections get them, open sessions run on; a file that
+  cannot be used changes nothing and is logged (server.reload-failed). SIGHUP stays a stop (a closed
+  terminal sends it); systemd: ExecReload=/bin/kill -USR2 $MAINPID.
   Config: --config FILE reads these options from a JSON object whose members are the long options
   without their dashes: {"host": "0.0.0.0", "port": 8443, "tls-cert": "fullchain.pem", "tls-key":
   "key.pem", "token-file": "tokens", "metrics": true, "allow-origin": ["https://app.example"]}. A switch

@@ -34,7 +34,17 @@ import { usageError } from "../exit-codes.js";
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Options whose value names a file or directory. */
-const PATH_OPTIONS = new Set(["token-file", "tls-cert", "tls-key", "agents", "data-dir", "keyring", "log-file", "jwt-jwks"]);
+const PATH_OPTIONS = new Set([
+  "token-file",
+  "tls-cert",
+  "tls-key",
+  "tls-key-passphrase-file",
+  "agents",
+  "data-dir",
+  "keyring",
+  "log-file",
+  "jwt-jwks",
+]);
 
 /** Members the file may not set, and why. */
 const REFUSED: ReadonlyMap<string, string> = new Map([

@@ -21,7 +21,7 @@ import type { Keyring } from "@golem-stream/tokens";
 import { resolveServeTokens, staticTokens, type ServeTokens, type TokenSources } from "../bearer-tokens.js";
 import type { CliIo } from "../io/cli-io.js";
 import type { CliLogger } from "../io/logger.js";
-import { readServeTls, type TlsFiles } from "./serve-tls.js";
+import { readServeTls, tlsSecretFiles, type TlsFiles } from "./serve-tls.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
 import { readReloadedKeyring, type KeyringReloadSource, type ReloadedKeyring } from "./serve-keyring-reload.js";
 import { describeKeyRoles } from "../keyring-file.js";
@@ -175,7 +175,7 @@ async function reloadWarnings(sources: ReloadSources, tokens: readonly string[])
     tokens: [],
     files: [
       ...(file === undefined ? [] : [{ path: resolve(file), what: "token file" }]),
-      ...(sources.tls === undefined ? [] : [{ path: sources.tls.key, what: "TLS key" }]),
+      ...tlsSecretFiles(sources.tls),
       ...(sources.keyring === undefined ? [] : [{ path: sources.keyring.path, what: "keyring" }]),
     ],
     strictPermissions: false,

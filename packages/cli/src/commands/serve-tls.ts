@@ -1,8 +1,10 @@
 /**
- * `serve --tls-cert FILE --tls-key FILE`: the certificate and key the
- * server's own listener serves HTTPS and `wss://` with, read and checked
- * before anything is created (a usage error naming the file and OpenSSL's
- * reason), and read again the same way on each reload (serve-reload.ts).
+ * `serve --tls-cert FILE --tls-key FILE [--tls-key-passphrase-file FILE]`:
+ * the certificate and key the server's own listener serves HTTPS and
+ * `wss://` with, read and checked before anything is created (a usage error
+ * naming the file and OpenSSL's reason), and read again the same way on each
+ * reload (serve-reload.ts). An encrypted key's passphrase comes from a file,
+ * never the command line, which other users of the machine can list.
  */
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -13,11 +15,15 @@ import { usageError } from "../exit-codes.js";
 
 /** A certificate chain or a key is a few KiB; a larger file is not one. */
 const MAX_PEM_FILE_BYTES = 1024 * 1024;
+/** OpenSSL reads a PEM passphrase of at most 1023 bytes. */
+const MAX_PASSPHRASE_BYTES = 1023;
 
-/** The two files, as given and resolved against the working directory at start (a reload reads the same paths). */
+/** The files, as given and resolved against the working directory at start (a reload reads the same paths). */
 export interface TlsFiles {
   readonly cert: string;
   readonly key: string;
+  /** `--tls-key-passphrase-file`: the encrypted key's passphrase, its first line. */
+  readonly passphrase?: string;
 }
 
 /** The credentials read from the files, and the banner's line about them. */
@@ -26,13 +32,34 @@ export interface ServeTls {
   readonly description: string;
 }
 
-/** The files of `--tls-cert` and `--tls-key`; both or neither, a usage error naming the one missing. */
-export function tlsFilesOf(options: { readonly tlsCert?: string; readonly tlsKey?: string }): TlsFiles | undefined {
-  const { tlsCert, tlsKey } = options;
-  if (tlsCert === undefined && tlsKey === undefined) return undefined;
+/** The files of `--tls-cert` and `--tls-key` (both or neither, a usage error naming the one missing), and of `--tls-key-passphrase-file`. */
+export function tlsFilesOf(options: {
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+  readonly tlsKeyPassphraseFile?: string;
+}): TlsFiles | undefined {
+  const { tlsCert, tlsKey, tlsKeyPassphraseFile } = options;
+  if (tlsCert === undefined && tlsKey === undefined) {
+    if (tlsKeyPassphraseFile !== undefined)
+      throw usageError("--tls-key-passphrase-file needs --tls-cert and --tls-key: it decrypts the key");
+    return undefined;
+  }
   if (tlsKey === undefined) throw usageError("--tls-cert needs --tls-key FILE too: the certificate's private key (PEM)");
   if (tlsCert === undefined) throw usageError("--tls-key needs --tls-cert FILE too: the certificate (PEM), followed by its chain");
-  return { cert: resolve(tlsCert), key: resolve(tlsKey) };
+  return {
+    cert: resolve(tlsCert),
+    key: resolve(tlsKey),
+    ...(tlsKeyPassphraseFile === undefined ? {} : { passphrase: resolve(tlsKeyPassphraseFile) }),
+  };
+}
+
+/** The files that hold secrets, for the permission checks of a start and a reload (serve-credential-warnings.ts). */
+export function tlsSecretFiles(files: TlsFiles | undefined): { readonly path: string; readonly what: string }[] {
+  if (files === undefined) return [];
+  return [
+    { path: files.key, what: "TLS key" },
+    ...(files.passphrase === undefined ? [] : [{ path: files.passphrase, what: "TLS key passphrase file" }]),
+  ];
 }
 
 /**
@@ -43,13 +70,32 @@ export function tlsFilesOf(options: { readonly tlsCert?: string; readonly tlsKey
  * which.
  */
 export async function readServeTls(files: TlsFiles, now = new Date()): Promise<ServeTls> {
-  const [cert, key] = await Promise.all([readPem(files.cert, "--tls-cert"), readPem(files.key, "--tls-key")]);
+  const [cert, key, passphrase] = await Promise.all([
+    readPem(files.cert, "--tls-cert"),
+    readPem(files.key, "--tls-key"),
+    files.passphrase === undefined ? undefined : readPassphrase(files.passphrase),
+  ]);
+  const decrypt = passphrase === undefined ? {} : { passphrase };
   // Each alone first, so that the error names the file at fault; then together (the key must be the certificate's).
-  check({ cert }, `--tls-cert ${files.cert}`, "a certificate");
-  check({ key }, `--tls-key ${files.key}`, "a private key");
-  check({ cert, key }, `--tls-key ${files.key}`, `the private key of --tls-cert ${files.cert}`);
+  check({ cert }, `--tls-cert ${files.cert}`, "a certificate", files);
+  check({ key, ...decrypt }, `--tls-key ${files.key}`, "a private key", files);
+  check({ cert, key, ...decrypt }, `--tls-key ${files.key}`, `the private key of --tls-cert ${files.cert}`, files);
   checkValidity(cert, `--tls-cert ${files.cert}`, now);
-  return { credentials: { cert, key }, description: describe(files.cert, cert) };
+  return { credentials: { cert, key, ...decrypt }, description: describe(files.cert, cert) };
+}
+
+/**
+ * The passphrase: the file's first line, without its line ending (what `echo secret > file` and
+ * an editor write). A file with none is refused: an empty passphrase decrypts nothing.
+ */
+async function readPassphrase(path: string): Promise<string> {
+  const flag = "--tls-key-passphrase-file";
+  const text = await readBounded(path, flag, MAX_PASSPHRASE_BYTES + 2, "longer than OpenSSL's 1023 bytes, not a passphrase");
+  const passphrase = text.split(/\r?\n/, 1)[0] ?? "";
+  if (passphrase === "") throw usageError(`${flag} ${path}: empty; its first line is the key's passphrase`);
+  if (Buffer.byteLength(passphrase) > MAX_PASSPHRASE_BYTES)
+    throw usageError(`${flag} ${path}: longer than OpenSSL's 1023 bytes, not a passphrase`);
+  return passphrase;
 }
 
 /** The served certificate (the file's first) must be valid now: clients check its dates as they check its name. */
@@ -70,19 +116,23 @@ function checkValidity(pem: string, where: string, now: Date): void {
     );
 }
 
-function check(options: SecureContextOptions, where: string, expected: string): void {
+function check(options: SecureContextOptions, where: string, expected: string, files: TlsFiles): void {
   try {
     createSecureContext(options);
   } catch (error) {
-    throw usageError(`${where}: ${explain(error, expected)}`, error);
+    throw usageError(`${where}: ${explain(error, expected, files.passphrase)}`, error);
   }
 }
 
-async function readPem(path: string, flag: string): Promise<string> {
+function readPem(path: string, flag: string): Promise<string> {
+  return readBounded(path, flag, MAX_PEM_FILE_BYTES, "larger than 1 MiB, not a PEM certificate or key");
+}
+
+async function readBounded(path: string, flag: string, maxBytes: number, tooLarge: string): Promise<string> {
   try {
     const info = await stat(path);
     if (!info.isFile()) throw usageError(`${flag} ${path}: not a file`);
-    if (info.size > MAX_PEM_FILE_BYTES) throw usageError(`${flag} ${path}: larger than 1 MiB, not a PEM certificate or key`);
+    if (info.size > maxBytes) throw usageError(`${flag} ${path}: ${tooLarge}`);
     return await readFile(path, "utf8");
   } catch (error) {
     if (error instanceof Error && error.name === "CliError") throw error;
@@ -92,12 +142,14 @@ async function readPem(path: string, flag: string): Promise<string> {
 }
 
 /** OpenSSL's reason, after what it means for the most common mistakes. */
-function explain(error: unknown, expected: string): string {
+function explain(error: unknown, expected: string, passphraseFile: string | undefined): string {
   const reason = error instanceof Error ? error.message : String(error);
   if (/no start line/i.test(reason)) return `not ${expected} in PEM (no matching -----BEGIN line): ${reason}`;
   if (/key values mismatch/i.test(reason)) return `not ${expected}: ${reason}`;
   if (/bad decrypt|bad password|interrupted or cancelled/i.test(reason))
-    return `an encrypted key (serve takes an unencrypted one): ${reason}`;
+    return passphraseFile === undefined
+      ? `an encrypted key: give its passphrase in a file, --tls-key-passphrase-file FILE (its first line): ${reason}`
+      : `the passphrase in --tls-key-passphrase-file ${passphraseFile} does not decrypt it: ${reason}`;
   return `not usable as ${expected}: ${reason}`;
 }
 

@@ -48,7 +48,7 @@ import { serveLimits } from "./serve-limits.js";
 import { credentialWarnings } from "./serve-credential-warnings.js";
 import { catalogueLine, drainOutcome, formatMs } from "./serve-texts.js";
 import { serveTracing } from "./serve-tracing.js";
-import { readServeTls, tlsFilesOf } from "./serve-tls.js";
+import { readServeTls, tlsFilesOf, tlsSecretFiles } from "./serve-tls.js";
 import { ServeReloads } from "./serve-reload.js";
 
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -212,7 +212,7 @@ async function serveWith(
       ...(options.tokenFile === undefined ? [] : [{ path: resolve(options.tokenFile), what: "token file" }]),
       ...(generatedFile === undefined ? [] : [{ path: generatedFile, what: "generated token file" }]),
       { path: join(dirname(keyringPath ?? join(dataDir, KEYRING_FILE)), PRINCIPAL_SECRET_FILE), what: "principal secret" },
-      ...(tlsFiles === undefined ? [] : [{ path: tlsFiles.key, what: "TLS key" }]),
+      ...tlsSecretFiles(tlsFiles),
     ],
     strictPermissions: options.strictPermissions === true,
   });
