@@ -6,7 +6,8 @@
  * bare status line, outside the error envelope every other refusal uses.
  * A server handed to `attach` keeps its own settings: its owner chose them.
  * With TLS credentials it is an HTTPS server with the same bounds, counted
- * from each TCP accept (tcp-sockets.ts).
+ * from each TCP accept (tcp-sockets.ts), that answers a plain HTTP request
+ * sent to it in plain text rather than dropping it (plain-http-sniff.ts).
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -16,6 +17,7 @@ import type { TLSSocket } from "node:tls";
 import { ProtocolError } from "@golem-stream/wire";
 import { ConnectionGate } from "./connection-gate.js";
 import { answerAndClose, rawErrorResponse, rejectUpgrade, sendHttpError } from "./http-handshake.js";
+import { sniffPlainHttpBeforeTls } from "./plain-http-sniff.js";
 import { isProbeRequest, ProbeReserve } from "./probe-reserve.js";
 import { TcpSockets } from "./tcp-sockets.js";
 import { checkedTlsOptions, TlsCertificateError, type TlsCredentials } from "./tls-credentials.js";
@@ -112,8 +114,12 @@ export function createHttpListener(
       ? createServer(options, onRequest)
       : createHttpsServer({ ...options, ...checkedTlsOptions(tls), handshakeTimeout: requestTimeoutMs }, onRequest);
   server.on("clientError", answerClientError);
-  // After Node's own connection listener, which gives the socket its parser (or, with TLS, wraps
-  // it in its TLS socket): destroying it now ends that parser (or handshake) as any closed connection does.
+  // Before the listeners below: it takes TLS's own off the server, to run them once a connection's
+  // first bytes are for TLS. The handshake (or the answer to plain HTTP) must be done within the request timeout of the accept.
+  if (tls !== undefined) sniffPlainHttpBeforeTls(server as HttpsServer, requestTimeoutMs, (socket) => tcp.secureOf(socket) !== undefined);
+  // After Node's own connection listener, which gives the socket its parser (or, with TLS, the
+  // sniff, which wraps it in its TLS socket later): destroying it now ends that parser (or the
+  // sniff, or handshake) as any closed connection does.
   server.on("connection", (socket: Socket) => {
     if (tls !== undefined) tcp.accepted(socket);
     if (gate.admit(socket)) return;
