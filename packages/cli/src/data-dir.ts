@@ -1,18 +1,46 @@
 /**
  * `serve`'s data directory: sessions.db holds small values and inputs, so the directory is made
  * for this user only. One `serve` creates is 0700 (its parents too); one that already existed
- * is the user's and keeps its mode, with a warning when others can read it.
+ * is the user's and keeps its mode, with a warning when others can read it. A start that fails
+ * before it listens (a token file that cannot be read, a port in use) removes the directories it
+ * created, so that a mistyped first start leaves no data directory with a keyring nobody uses.
  */
-import { stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
 import { CliError, EXIT } from "./exit-codes.js";
 import { shellWord } from "./io/shell-word.js";
 import { makeDirectory } from "./make-directory.js";
 
-export async function createDataDir(dataDir: string): Promise<void> {
+/** Creates the data directory; resolves to the topmost directory it created, if any (make-directory.ts). */
+export async function createDataDir(dataDir: string): Promise<string | undefined> {
   // The mode applies to every directory created on the way; a umask can only narrow it.
-  await makeDirectory(dataDir, 0o700).catch((cause: unknown) => {
+  return makeDirectory(dataDir, 0o700).catch((cause: unknown) => {
     throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}: ${reasonOf(cause)}`, { cause });
   });
+}
+
+/**
+ * What a start created, removed if it fails before it listens. Once it listens, the directory
+ * holds what clients were promised (sessions, the keyring their tokens verify by) and stays.
+ */
+export class StartCleanup {
+  #created: string | undefined;
+  #listening = false;
+
+  /** The start created this directory (and everything in it is the start's). */
+  created(directory: string | undefined): void {
+    this.#created ??= directory;
+  }
+
+  /** The server listens: nothing is removed any more. */
+  listening(): void {
+    this.#listening = true;
+  }
+
+  /** The start failed: removes what it created. Never throws: the start's own error is what to report. */
+  async undo(): Promise<void> {
+    if (this.#listening || this.#created === undefined) return;
+    await rm(this.#created, { recursive: true, force: true }).catch(() => undefined);
+  }
 }
 
 /** A warning when users other than the owner may list or read the data directory; undefined when they cannot. */

@@ -14,10 +14,11 @@ import { dirname, resolve } from "node:path";
 
 /**
  * Creates `path` and its missing parents, each with `mode` (a umask can only narrow it); a
- * directory already there is left as it is. Throws mkdir's error (EEXIST when a file is in
- * the way, ENOTDIR, ENOENT, EACCES, …).
+ * directory already there is left as it is. Resolves to the topmost directory this call
+ * created (undefined when `path` was there): removing it undoes the call. Throws mkdir's error
+ * (EEXIST when a file is in the way, ENOTDIR, ENOENT, EACCES, …).
  */
-export async function makeDirectory(path: string, mode: number): Promise<void> {
+export async function makeDirectory(path: string, mode: number): Promise<string | undefined> {
   const missing: string[] = [];
   // Up from the path to the first level that is there: at most one step per component.
   for (let level = resolve(path); ; level = dirname(level)) {
@@ -27,14 +28,17 @@ export async function makeDirectory(path: string, mode: number): Promise<void> {
     // Something in the way (a file, a level that cannot be searched): its mkdir says what.
     if (found === "other" || dirname(level) === level) break;
   }
+  let topmost: string | undefined;
   for (const level of missing.reverse()) {
     try {
       await mkdir(level, { mode });
+      topmost ??= level;
     } catch (error) {
-      // Made by another process meanwhile: as good as made here.
+      // Made by another process meanwhile: as good as made here, but not this call's to remove.
       if (!((error as NodeJS.ErrnoException).code === "EEXIST" && (await kindOf(level)) === "directory")) throw error;
     }
   }
+  return topmost;
 }
 
 async function kindOf(path: string): Promise<"directory" | "missing" | "other"> {

@@ -19,7 +19,7 @@
  * running then are left to other nodes to run again, the rest are failed,
  * and the node leaves the cluster. A second signal exits at once (bin.ts).
  */
-import { createDataDir, exposedDataDir } from "../data-dir.js";
+import { StartCleanup, createDataDir, exposedDataDir } from "../data-dir.js";
 import { dirname, join, resolve } from "node:path";
 import type { AgentHost, Catalogue, EmbeddedServer } from "@golem-stream/server";
 import { loadAgentsModule } from "../agents-module.js";
@@ -52,8 +52,12 @@ export async function runServe(options: ServeOptions, io: CliIo): Promise<ExitCo
   const cluster = clusterSettings(options, io);
   const logger = createLogger(io, options.logLevel, undefined, options.logFormat);
   const stopLoggingRejections = logUnhandledRejections(logger);
+  const start = new StartCleanup();
   try {
-    return await serveWith(options, io, cluster, logger);
+    return await serveWith(options, io, cluster, logger, start);
+  } catch (error) {
+    await start.undo();
+    throw error;
   } finally {
     stopLoggingRejections();
   }
@@ -64,6 +68,7 @@ async function serveWith(
   io: CliIo,
   cluster: ReturnType<typeof clusterSettings>,
   logger: CliLogger,
+  start: StartCleanup,
 ): Promise<ExitCode> {
   const jwt = await jwtAuthentication(options, logger);
   // Checked before anything is created: a setting it cannot honour is a usage error.
@@ -84,7 +89,7 @@ async function serveWith(
   // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
   const served = await loadServedAgents(options, checkAgents, agentsHost, io.signal);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
-  if (cluster === undefined) await createDataDir(dataDir);
+  if (cluster === undefined) start.created(await createDataDir(dataDir));
   const exposed = await exposedDataDir(dataDir);
   const tokenSources = { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile };
   const bearers = await resolveServeTokens(tokenSources, dataDir, jwt === undefined);
@@ -166,6 +171,7 @@ async function serveWith(
     const message = error instanceof Error ? error.message : String(error);
     throw new CliError(EXIT.usage, `cannot start the server: ${scrub(message, cluster?.store.password)}`);
   }
+  start.listening();
   const url = server.httpUrl;
   const command = commandName(io.env, io.executable);
   const tokenHint =
