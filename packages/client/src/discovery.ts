@@ -94,7 +94,7 @@ export async function fetchCatalogue(
     );
   }
   // An error's body is its envelope, if it is one: not a catalogue, so not held to being JSON.
-  if (!response.ok) throw catalogueRefusal(response.status, body, askedFor(url));
+  if (!response.ok) throw catalogueRefusal(response.status, body, askedFor(url), url);
   let json: JsonValue;
   try {
     json = parseStrictJson(body, { maxBytes, what: "agent catalogue" });

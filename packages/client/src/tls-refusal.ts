@@ -1,13 +1,16 @@
 /**
  * TLS failures no new attempt can fix: the server's certificate refused by
  * Node's verification (an unknown or self-signed CA, expired, revoked, not
- * for the URL's host), or an `https://`/`wss://` URL of a server that does not
- * speak TLS. The Node transport fails the call (or the catalogue request)
+ * for the URL's host), an `https://`/`wss://` URL of a server that does not
+ * speak TLS, or the other way round, an `http://`/`ws://` URL of a port that
+ * speaks TLS (the server answers that plain request `400 protocol-error`).
+ * The Node transport fails the call (or the catalogue request)
  * with one at once, saying what Node said and how to fix it, instead of
  * retrying through the reconnect policy. Node only: a browser says nothing
- * of why a connection failed.
+ * of why a connection failed (but its catalogue request may read the 400).
  */
-import { tlsErrorOf } from "@golem-stream/wire/internal";
+import type { ProtocolError } from "@golem-stream/wire";
+import { isPlainHttpOnTlsRefusal, tlsErrorOf } from "@golem-stream/wire/internal";
 import { ClientError } from "./errors.js";
 
 /** Certificates of a CA this process does not trust: trusting the CA fixes them. */
@@ -72,5 +75,22 @@ export function tlsRefusal(error: unknown, url: string): ClientError | undefined
     `TLS with ${target.protocol}//${target.host} failed: ${text === "" ? code : `${text} (${code})`}. ` +
       `${hint[0]!.toUpperCase()}${hint.slice(1)}. Not retried: every attempt would fail the same way`,
     { cause: at },
+  );
+}
+
+/**
+ * The `ClientError` (`connection-lost`, no public code, not retryable) for `refusal`, the server's
+ * answer with `status` to a request to `url`, when it is a TLS port's answer to plain HTTP; undefined
+ * otherwise. Any other refusal is the caller's to report as it does.
+ */
+export function plainHttpRefusal(refusal: ProtocolError, status: number, url: string): ClientError | undefined {
+  if (!isPlainHttpOnTlsRefusal(url, status, refusal.code)) return undefined;
+  const { host, protocol } = new URL(url);
+  return new ClientError(
+    "connection-lost",
+    `The server at ${host} speaks TLS on that port and refused this plain ${protocol}// request ` +
+      `(${status} ${refusal.code}: ${refusal.message}). Use wss://${host} (https://${host}) instead. ` +
+      "Not retried: every attempt would fail the same way",
+    { cause: refusal },
   );
 }

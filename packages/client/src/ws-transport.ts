@@ -24,7 +24,8 @@ import {
 } from "@golem-stream/wire";
 import { readWsTextFramesFirst, TextFrameBurst } from "@golem-stream/wire/internal";
 import { errorEnvelope } from "./error-envelope.js";
-import { tlsRefusal } from "./tls-refusal.js";
+import type { ClientError } from "./errors.js";
+import { plainHttpRefusal, tlsRefusal } from "./tls-refusal.js";
 import { catalogueFetch, tlsSettings } from "./ws-tls.js";
 import type { WsTlsOptions } from "./ws-tls-options.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
@@ -64,7 +65,7 @@ export interface WsTransportOptions {
    * Checked at once: PEM that cannot be read throws `invalid-argument` naming the member. Default:
    * Node's certificate authorities (with `NODE_EXTRA_CA_CERTS`), no client certificate. Whatever
    * the settings, a server certificate Node refuses (an unknown CA, expired, not for the URL's
-   * host), or a server that does not speak TLS, fails the call or catalogue request at once with
+   * host), a server that does not speak TLS, or an `http://` URL of one that does, fails the call or catalogue request at once with
    * `connection-lost`, Node's reason and what to do about it: it is not retried.
    */
   readonly tls?: WsTlsOptions;
@@ -127,7 +128,7 @@ export function wsTransport(options?: WsTransportOptions): Transport {
         socket.on("unexpected-response", (_req, response) => {
           // The HTTP refusal carries the public code; read it before tearing the socket down.
           refused = true;
-          void readErrorEnvelope(response).then((error) => {
+          void readErrorEnvelope(response, request.url).then((error) => {
             clearTimeout(deadline);
             reject(error);
             socket.terminate();
@@ -337,8 +338,9 @@ function toUint8Array(data: WebSocket.RawData): Uint8Array {
  * code (decisions §5 envelope: `{"code":C,"error":m}` or `{"code":C,"errors":[m]}`).
  * A body that is missing, too large or not an envelope becomes a retryable
  * `internal-error` for 5xx statuses and a definitive `protocol-error` otherwise.
+ * A TLS port's envelope refusing the plain request to `url` becomes `plainHttpRefusal`'s `ClientError`.
  */
-function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
+function readErrorEnvelope(response: IncomingMessage, url: string): Promise<ProtocolError | ClientError> {
   return new Promise((resolve) => {
     const status = response.statusCode ?? 0;
     const chunks: Buffer[] = [];
@@ -363,7 +365,8 @@ function readErrorEnvelope(response: IncomingMessage): Promise<ProtocolError> {
     });
     response.on("end", () => {
       const envelope = errorEnvelope(Buffer.concat(chunks), MAX_ERROR_BODY_BYTES);
-      resolve(envelope === undefined ? fallback() : new ProtocolError(envelope.code, envelope.message ?? `HTTP ${status}`));
+      const refusal = envelope === undefined ? undefined : new ProtocolError(envelope.code, envelope.message ?? `HTTP ${status}`);
+      resolve(refusal === undefined ? fallback() : (plainHttpRefusal(refusal, status, url) ?? refusal));
     });
   });
 }

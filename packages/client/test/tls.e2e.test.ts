@@ -3,8 +3,10 @@
  * trusting a throwaway CA that Node's own certificate authorities do not
  * hold: both the catalogue request (`client.agent`) and the session's
  * `wss://` socket trust it; without it both are refused at once, never
- * retried, with Node's reason and what to do; PEM that cannot be read is
- * refused before any connection, naming the member that holds it.
+ * retried, with Node's reason and what to do; an http:// URL of the TLS
+ * port fails as soon as the server answers its plain request, saying to use
+ * wss://; PEM that cannot be read is refused before any connection, naming
+ * the member that holds it.
  */
 import { makeTestCertificates, type TestCertificates } from "@golem-stream/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -129,6 +131,31 @@ describe("wsTransport({ tls })", () => {
       }
     } finally {
       await plain.dispose();
+    }
+  });
+
+  it("an http:// URL of the TLS server fails at once, catalogue and session alike, saying the port speaks TLS and to use wss://", async () => {
+    const url = server.httpUrl.replace(/^https:/, "http:");
+    const message = (scheme: string) =>
+      new RegExp(
+        `^The server at 127\\.0\\.0\\.1:\\d+ speaks TLS on that port and refused this plain ${scheme}// request \\(400 protocol-error: .*\\)\\. ` +
+          "Use wss://127\\.0\\.0\\.1:\\d+ \\(https://127\\.0\\.0\\.1:\\d+\\) instead\\. Not retried",
+      );
+    const failure = await refusedCall(url, wsTransport({ tls: { ca: certificates.ca } }));
+    expect(failure).toMatchObject({
+      connects: 1,
+      reconnecting: [],
+      error: { kind: "connection-lost", code: undefined, retryable: false, message: expect.stringMatching(message("ws:")) },
+    });
+    expect(failure.error.cause).toMatchObject({ code: "protocol-error" });
+    for (const transport of [wsTransport(), wsTransport({ tls: { ca: certificates.ca } })]) {
+      const error: unknown = await createClient({ url, token: TOKEN, transport })
+        .agent(echo)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(error).toMatchObject({ kind: "connection-lost", retryable: false, message: expect.stringMatching(message("http:")) });
     }
   });
 
