@@ -82,3 +82,24 @@ describe("failureOf: giving up after a lost connection", () => {
     );
   });
 });
+
+describe("failureOf: a session token refused on the way back to the session", () => {
+  const refused = new ClientError("rejected", "the token is invalid", { code: "invalid-token" });
+
+  it("after a resume or a reconnect says which two things make it valid, naming the checkpoint's token", () => {
+    const resumed = failureOf(refused, { checkpoint: "/tmp/my run.ckpt", resumed: true, command: "npx golem-stream" });
+    expect(resumed.exitCode).toBe(EXIT.rejected);
+    expect(resumed.message).toBe(
+      "rejected (invalid-token): the token is invalid: the server refused the session token of this invocation. It is valid only for the caller that started the invocation " +
+        "(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed it " +
+        "(`npx golem-stream token inspect` of the sessionToken in '/tmp/my run.ckpt' names it): return to it with the token that started it, at a server of the same deployment",
+    );
+    expect(failureOf(refused, { wasAway: true }).message).toMatch(
+      /only while the server's keyring holds the key that signed it: return to it/,
+    );
+  });
+
+  it("on a first start is the server's word alone", () => {
+    expect(failureOf(refused).message).toBe("rejected (invalid-token): the token is invalid");
+  });
+});

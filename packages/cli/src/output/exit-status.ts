@@ -7,7 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { shellWord } from "../io/shell-word.js";
 import type { ExitCode } from "../exit-codes.js";
 import { resumeCommand, type HintedConnection } from "../catalogue-selector.js";
-import { tlsFailure } from "../tls-failure.js";
+import { plainHttpFailure, tlsFailure, tlsUrl } from "../tls-failure.js";
 
 export interface Failure {
   readonly exitCode: ExitCode;
@@ -57,10 +57,7 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
   const code = error.code === undefined ? "" : ` (${error.code})`;
   switch (error.kind) {
     case "rejected":
-      return {
-        exitCode: EXIT.rejected,
-        message: `rejected${code}: ${error.code === "idempotency-conflict" ? idempotencyConflict(context) : error.message}`,
-      };
+      return { exitCode: EXIT.rejected, message: `rejected${code}: ${rejectionText(error.code, error.message, context)}` };
     case "invocation-failed": {
       if (context.inputFailureShown !== undefined && error.cause === context.inputFailureShown) {
         const message = withoutInputFailure(error.message, error.cause);
@@ -122,6 +119,15 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
       // The client's TLS failure, not retried: said for the command line (NODE_EXTRA_CA_CERTS, not wsTransport's tls).
       const tls = tlsFailure(error.cause);
       if (tls !== undefined) return { exitCode: EXIT.connectionLost, message: `cannot reach the server: ${tls}. ${leftBehind(context)}` };
+      // An http:// --url of a TLS port: the resume suggested has the https:// one, which would work.
+      const plain = plainHttpFailure(error.cause);
+      if (plain !== undefined) {
+        const overTls =
+          context.connection === undefined
+            ? context
+            : { ...context, connection: { ...context.connection, url: tlsUrl(context.connection.url) } };
+        return { exitCode: EXIT.connectionLost, message: `cannot reach the server: ${plain}. ${leftBehind(overTls)}` };
+      }
       const refusal = refusalOf(error);
       // Given up like after refusals: the user needs to hear what may be left running and how to go on.
       if (refusal === undefined)
@@ -140,6 +146,28 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
  * invocation's saved state. This command's checkpoint, if any, holds only the refused start,
  * which `resume` would send again and have refused the same way.
  */
+function rejectionText(code: string | undefined, message: string, context: FailureContext): string {
+  if (code === "idempotency-conflict") return idempotencyConflict(context);
+  // A session token refused on a return to the session (resume, a reconnect): the server gives no
+  // reason on purpose (protocol section 10), but only two causes are the user's to fix.
+  if (code === "invalid-token" && (context.checkpoint !== undefined || context.wasAway === true))
+    return invalidSessionToken(message, context);
+  return message;
+}
+
+function invalidSessionToken(message: string, context: FailureContext): string {
+  const command = context.command ?? "golem-stream";
+  const inspect =
+    context.checkpoint === undefined
+      ? ""
+      : ` (\`${command} token inspect\` of the sessionToken in ${shellWord(context.checkpoint)} names it)`;
+  return (
+    `${message}: the server refused the session token of this invocation. It is valid only for the caller that started the invocation ` +
+    `(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed it${inspect}: ` +
+    "return to it with the token that started it, at a server of the same deployment"
+  );
+}
+
 function idempotencyConflict(context: FailureContext): string {
   const command = context.command ?? "golem-stream";
   const refused =
