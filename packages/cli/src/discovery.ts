@@ -19,7 +19,7 @@ import { ResponseTooLarge, httpGet } from "./http-get.js";
 import { DEFAULT_MAX_CATALOGUE_BYTES, MAX_CATALOGUE_BYTES_OPTION } from "./options.js";
 import { SELECTOR_HINT } from "./catalogue-selector.js";
 import type { HttpResponse } from "./http-get.js";
-import { tlsFailure } from "./tls-failure.js";
+import { plainHttpRefusal, tlsFailure } from "./tls-failure.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 
@@ -67,7 +67,7 @@ export async function fetchCatalogue(
       retryable: isTransient(cause, signal),
     });
   }
-  if (response.status < 200 || response.status > 299) throw httpFailure(response, { application, environment });
+  if (response.status < 200 || response.status > 299) throw httpFailure(response, { application, environment }, url);
   try {
     return { application, environment, agentTypes: decodeCatalogue(response.body, maxBytes) };
   } catch (cause) {
@@ -223,6 +223,7 @@ function malformed(path: string, message: string): ProtocolError {
 function httpFailure(
   { status, body, location }: HttpResponse,
   asked: { readonly application: string; readonly environment: string },
+  url: URL,
 ): CliError {
   let code = "";
   let message =
@@ -242,6 +243,9 @@ function httpFailure(
   } catch {
     // Not the envelope (a proxy's HTML page, say): the status says enough.
   }
+  // A TLS port's answer to this plain request: no refusal of the request, a wrong --url.
+  const plain = plainHttpRefusal(url, status, code);
+  if (plain !== undefined) return new CliError(EXIT.connectionLost, `cannot reach ${url.origin}: ${plain}`, { code });
   const exitCode = status === 401 || status === 403 ? EXIT.rejected : status === 404 ? EXIT.usage : EXIT.connectionLost;
   // Not found: most often the defaults (demo/default) against a server that serves something else.
   const which =

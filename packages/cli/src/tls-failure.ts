@@ -1,10 +1,12 @@
 /**
  * A TLS failure with the server, said for the command line: Node's own text
  * and code (for a wrong host name, the name asked for and the certificate's
- * names) and what to do about it. None of them is retried: asking again meets
- * the same certificate, or the same server without TLS.
+ * names) and what to do about it; and the other way round, a plain `http://`
+ * `--url` of a port that speaks TLS, which the server answers `400
+ * protocol-error`. None of them is retried: asking again meets the same
+ * certificate, the same server without TLS, or the same TLS port.
  */
-import { tlsErrorOf } from "@golem-stream/wire/internal";
+import { isPlainHttpOnTlsRefusal, PLAIN_HTTP_ON_TLS_CODE, tlsErrorOf } from "@golem-stream/wire/internal";
 
 /** Certificates of a CA this process does not trust (OpenSSL's `X509_V_ERR_` names, as Node's errors carry them). */
 const UNTRUSTED_ISSUER = new Set([
@@ -42,4 +44,27 @@ export function tlsFailure(error: unknown): string | undefined {
   if (found === undefined) return undefined;
   const { code, text } = found;
   return `${text === "" ? code : text.includes(code) ? text : `${text} (${code})`}: ${hintOf(code)!}`;
+}
+
+/** What to say of a TLS port's refusal of a plain request. */
+const PLAIN_HTTP_ON_TLS = `the server speaks TLS on that port and refused a plain HTTP request (400 ${PLAIN_HTTP_ON_TLS_CODE}): use https:// in --url`;
+
+/** The hint for the catalogue request to `url` answered `status` with the envelope's `code`, when it is a TLS port's refusal of plain HTTP. */
+export function plainHttpRefusal(url: URL, status: number, code: string): string | undefined {
+  return isPlainHttpOnTlsRefusal(url, status, code) ? PLAIN_HTTP_ON_TLS : undefined;
+}
+
+/**
+ * The hint for a session's failure (the client's `connection-lost`) when it is the client's word for
+ * that refusal: its cause is the server's refusal, `protocol-error` and not retryable, which a
+ * client gives up on for nothing else (a reconnect budget spent ends on a retryable one).
+ */
+export function plainHttpFailure(cause: unknown): string | undefined {
+  const { code, retryable } = (cause ?? {}) as { code?: unknown; retryable?: unknown };
+  return code === PLAIN_HTTP_ON_TLS_CODE && retryable === false ? PLAIN_HTTP_ON_TLS : undefined;
+}
+
+/** `url` with the TLS scheme of its plain one (`http:` to `https:`, `ws:` to `wss:`). */
+export function tlsUrl(url: string): string {
+  return url.replace(/^http:/i, "https:").replace(/^ws:/i, "wss:");
 }
