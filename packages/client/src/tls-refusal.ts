@@ -1,8 +1,9 @@
 /**
  * TLS failures no new attempt can fix: the server's certificate refused by
  * Node's verification (an unknown or self-signed CA, expired, revoked, not
- * for the URL's host), an `https://`/`wss://` URL of a server that does not
- * speak TLS, or the other way round, an `http://`/`ws://` URL of a port that
+ * for the URL's host), a server (or proxy) that requires a client
+ * certificate this process does not give, an `https://`/`wss://` URL of a
+ * server that does not speak TLS, or the other way round, an `http://`/`ws://` URL of a port that
  * speaks TLS (the server answers that plain request `400 protocol-error`).
  * The Node transport fails the call (or the catalogue request)
  * with one at once, saying what Node said and how to fix it, instead of
@@ -42,6 +43,8 @@ const INVALID_CHAIN = new Set([
 
 const TRUST_CA = "wsTransport({ tls: { ca } }) with the CA's certificate (PEM), or NODE_EXTRA_CA_CERTS=ca.pem in the environment";
 
+const GIVE_CLIENT_CERTIFICATE = "wsTransport({ tls: { cert, key } }) with a certificate it accepts and its private key (PEM)";
+
 /** What to do about a refusal of `code`, or undefined when it is no permanent TLS failure. */
 function hintOf(code: string): string | undefined {
   if (UNTRUSTED_ISSUER.has(code))
@@ -56,6 +59,12 @@ function hintOf(code: string): string | undefined {
   if (INVALID_CHAIN.has(code))
     return `the server's certificate chain is not valid: the server needs a valid one; for a private CA, trust it: ${TRUST_CA}`;
   if (code === "ERR_SSL_WRONG_VERSION_NUMBER") return "the server may not speak TLS: try http:// (ws://) instead of https:// (wss://)";
+  // A server or proxy that requires a client certificate: TLS 1.3 says so; TLS 1.2 has no alert
+  // of its own for it, and refuses the whole handshake.
+  if (code === "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED")
+    return `the server (or a proxy before it) requires a client certificate: give one as ${GIVE_CLIENT_CERTIFICATE}`;
+  if (code === "ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE")
+    return `the server (or a proxy before it) refused the TLS handshake, as one that requires a client certificate refuses a client without one: give one as ${GIVE_CLIENT_CERTIFICATE} (or the two share no TLS version or cipher)`;
   return undefined;
 }
 
