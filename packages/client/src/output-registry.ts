@@ -9,7 +9,7 @@ import type { SchemaGraph } from "@golem-stream/schema-value";
 import { violation } from "./errors.js";
 import { OutputStream, type OutputChunk, type OutputStreamHost } from "./output-stream.js";
 import { checkResult, valueToJs, type ElementSchema } from "./schema.js";
-import { isTerminalCursor, itemCursorPosition, streamIdentityOf } from "./token-peek.js";
+import { isTerminalCursor, itemCursorPosition, streamIdentityOf } from "@golem-stream/wire/internal";
 import { findStreamTokens } from "./values.js";
 
 export interface OutputRegistryHost {

@@ -7,7 +7,8 @@
  * encoder may write without its walk, and the WebSocket frames of a burst of
  * small text messages, written into one buffer, and a client's small text
  * frames read from a server's socket before a general receiver sees them; a TLS failure read out
- * of the error Node reports it with, and a TLS port's refusal of a plain HTTP request. Each keeps the rules of the checked
+ * of the error Node reports it with, and a TLS port's refusal of a plain HTTP request; a stream
+ * or cursor token's public fields read without verifying it (and without the tokens package). Each keeps the rules of the checked
  * codec it stands in for (tests compare the two on random inputs), but each
  * asks its caller to keep a precondition the main entry's functions check for
  * themselves.
@@ -32,3 +33,4 @@ export {
 } from "./websocket-frame-reader.js";
 export { tlsErrorOf, type TlsError } from "./tls-error.js";
 export { isPlainHttpOnTlsRefusal, PLAIN_HTTP_ON_TLS_CODE } from "./plain-http-on-tls.js";
+export { isTerminalCursor, itemCursorPosition, streamIdentityOf } from "./token-peek.js";

@@ -14,8 +14,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { SchemaGraph, SchemaType, StreamLeaf } from "@golem-stream/schema-value";
-import { inspectToken } from "@golem-stream/tokens";
 import { isJsonObject } from "@golem-stream/wire";
+import { itemCursorPosition, streamIdentityOf } from "@golem-stream/wire/internal";
 import type { JsonValue } from "@golem-stream/wire";
 import { nativeToPlain } from "../plain-json.js";
 
@@ -80,12 +80,8 @@ function replaceMarkers(value: JsonValue, path: string, pattern: RegExp, found: 
  */
 export function nextItemIndex(retainedCursor: string | undefined): number {
   if (retainedCursor === undefined) return 0;
-  try {
-    const token = inspectToken(retainedCursor);
-    return token.kind === "cursor" && token.fields.event === "item" ? Number(token.fields.position) + 1 : 0;
-  } catch {
-    return 0;
-  }
+  const position = itemCursorPosition(retainedCursor);
+  return position === undefined ? 0 : Number(position) + 1;
 }
 
 /**
@@ -94,11 +90,9 @@ export function nextItemIndex(retainedCursor: string | undefined): number {
  * cannot be read is named by itself.
  */
 export function unplacedStreamName(streamToken: string): string {
-  try {
-    const token = inspectToken(streamToken);
-    if (token.kind === "stream") return `$?${token.fields.streamId}`;
-  } catch {
-    // Not a token of this protocol's layout: the token is still the stream's own name.
-  }
-  return `$?${streamToken}`;
+  const hex = streamIdentityOf(streamToken);
+  // Not a token of this protocol's layout: the token is still the stream's own name.
+  if (hex === undefined || hex.length !== 32) return `$?${streamToken}`;
+  // The id as a UUID is written (8-4-4-4-12), as `token inspect` shows it.
+  return `$?${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

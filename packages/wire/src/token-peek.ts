@@ -1,8 +1,12 @@
 /**
  * Reads public-but-opaque facts out of a stream or cursor token — without
- * verifying it, which only the server can do. The client needs them for one
- * thing: resuming from a checkpoint written by another process, where it
- * holds cursor tokens but not which stream each belongs to, and must
+ * verifying it, which only the server can do, and without the tokens
+ * package, whose keyring and HMAC a caller that never signs or verifies
+ * should not load (the CLI's `invoke` names output streams by their ids and
+ * positions, and loading the tokens package cost it 35–70 ms at start). The
+ * client needs them for one thing: resuming from a checkpoint written by
+ * another process, where it holds cursor tokens but not which stream each
+ * belongs to, and must
  *
  * - replace a stream's old cursor once it delivers a newer one (protocol 5.2
  *   allows at most one cursor per output stream): the stream identity;
@@ -19,7 +23,7 @@
  * decoded at all. A forged token can only mislead this process about its own
  * bookkeeping; the server verifies every token it is sent.
  */
-import { LIMITS } from "@golem-stream/wire";
+import { LIMITS } from "./limits.js";
 
 const PREFIX = "gai1_";
 const SIGNATURE_BYTES = 32;
