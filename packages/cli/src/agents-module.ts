@@ -130,7 +130,9 @@ async function loadProblem(error: unknown, path: string, cwd: string): Promise<s
       return "a TypeScript file: compile it with tsc and give the .js file, or load TypeScript with NODE_OPTIONS=--import=tsx (docs/agents.md)";
     }
     if (code === "ERR_MODULE_NOT_FOUND") return `an import cannot be found: ${firstLine(error)}`;
-    if (error instanceof SyntaxError) {
+    // A SyntaxError the module's code threw (JSON.parse of a bad file) has its frame in that code;
+    // only one thrown while compiling a module is a syntax error in it.
+    if (error instanceof SyntaxError && throwLocation(error, cwd) === undefined) {
       const line = await syntaxErrorLine(path);
       return line === undefined
         ? `syntax error in it or a module it imports: ${firstLine(error)}`

@@ -83,6 +83,11 @@ const CASES: [string, () => string, (file: string) => RegExp, string[]?][] = [
     (file) => new RegExp(`: it threw while loading: database unreachable \\(at ${file}:1:7\\)$`),
   ],
   [
+    "a SyntaxError its code throws (JSON.parse of a bad file): thrown, not a syntax error in the module",
+    () => moduleFile("agents.mjs", 'const settings = JSON.parse("{\\"a\\": 1,}");\nexport default settings;\n'),
+    (file) => new RegExp(`: it threw while loading: Expected double-quoted property name in JSON at position 8 \\(at ${file}:1:23\\)$`),
+  ],
+  [
     "a thrown value with no string form (its JSON instead)",
     () => moduleFile("agents.mjs", 'throw Object.assign(Object.create(null), { reason: "config missing" });\n'),
     () => /: it threw while loading: \{"reason":"config missing"\}$/,
