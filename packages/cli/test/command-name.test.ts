@@ -39,7 +39,7 @@ it("is npx golem-stream when started by its path in a project's node_modules/.bi
   expect(commandName({ GOLEM_STREAM_COMMAND: "pnpm golem-stream" }, "/app/node_modules/.bin/golem-stream")).toBe("pnpm golem-stream");
 });
 
-it("respells command lines only: not paths, package names, longer names or the program's own prefix", () => {
+it("respells command lines only: not paths, package names, longer names, option values or the program's own prefix", () => {
   const help = [
     "Usage: golem-stream [options] [command]",
     "  $ golem-stream types",
@@ -47,6 +47,7 @@ it("respells command lines only: not paths, package names, longer names or the p
     "  4    connection lost; `golem-stream resume <checkpoint>` continues",
     "  --data-dir <dir>  (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)",
     "  $ golem-stream conformance client --adapter golem-stream-conformance-client-adapter",
+    "  $ golem-stream serve --jwt-audience golem-stream --jwt-issuer https://login.example.com/",
     "golem-stream: a message",
     "npm install @golem-stream/cli",
   ].join("\n");
@@ -57,6 +58,7 @@ it("respells command lines only: not paths, package names, longer names or the p
     "  4    connection lost; `pnpm golem-stream resume <checkpoint>` continues",
     "  --data-dir <dir>  (default: $XDG_STATE_HOME/golem-stream or ~/.local/state/golem-stream)",
     "  $ pnpm golem-stream conformance client --adapter golem-stream-conformance-client-adapter",
+    "  $ pnpm golem-stream serve --jwt-audience golem-stream --jwt-issuer https://login.example.com/",
     "golem-stream: a message",
     "npm install @golem-stream/cli",
   ]);

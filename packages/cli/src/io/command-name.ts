@@ -39,9 +39,10 @@ function isSet(value: string | undefined): boolean {
 /**
  * `text` (help, usage) with every command line's `golem-stream` spelled as typed here: a word of
  * its own followed by its arguments (`$ golem-stream types`, `| golem-stream invoke`, "Usage:
- * golem-stream [options]"), never a path, a package name or a longer name that contains it.
+ * golem-stream [options]"), never a path, a package name, a longer name that contains it, or an
+ * option's value (`--jwt-audience golem-stream`).
  */
 export function spellCommands(text: string, command: string): string {
   if (command === "golem-stream") return text;
-  return text.replace(/(?<=^|[\s|`(])golem-stream(?= )/gm, command);
+  return text.replace(/(?<=^|[\s|`(])(?<!--[\w-]+ )golem-stream(?= )/gm, command);
 }
