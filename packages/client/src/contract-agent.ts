@@ -11,12 +11,14 @@
  */
 import {
   contractDifferences,
+  resultDifference,
   ContractError,
   type AnyAgentContract,
   type ConstructorArgs,
   type MethodName,
   type ResultSchema,
 } from "@golem-stream/contract";
+import { decodeSchemaGraph } from "@golem-stream/schema-value";
 import type { JsOf } from "@golem-stream/schema-value";
 import type { Agent, AgentInvokeOptions, AgentOptions } from "./agent-options.js";
 import type { AgentTypeSchema } from "./discovery.js";
@@ -104,19 +106,31 @@ export type TypedAgent<C extends AnyAgentContract> = {
  */
 export class TypedCall<R> implements Promise<R> {
   #result: Promise<R> | undefined;
+  readonly #checkResult: ((result: InvocationResult) => void) | undefined;
 
   /** The untyped handle of the call: acceptance, `cancel`, `detach`, checkpoints, events, the output streams. */
   readonly invocation: Invocation;
 
-  /** Wraps an untyped call (`agent.invoke`'s); the methods of a `TypedAgent` make these. */
-  constructor(invocation: Invocation) {
+  /**
+   * Wraps an untyped call (`agent.invoke`'s); the methods of a `TypedAgent` make these, with
+   * `checkResult`, which throws when the result the server returned is not of the contract's type.
+   */
+  constructor(invocation: Invocation, checkResult?: (result: InvocationResult) => void) {
     this.invocation = invocation;
+    this.#checkResult = checkResult;
   }
 
-  /** The result with typed streams; rejects with the invocation's `ClientError`. */
+  /**
+   * The result with typed streams; rejects with the invocation's `ClientError`, or with
+   * `contract-mismatch` when the server returned a result of another type than the contract's
+   * (its catalogue changed after the client compared them); `invocation.result` still has it, untyped.
+   */
   get result(): Promise<R> {
     // Made on first use: a call whose result nobody reads must not leave a rejected promise behind.
-    this.#result ??= this.invocation.result.then((result) => typedResult(result) as R);
+    this.#result ??= this.invocation.result.then((result) => {
+      this.#checkResult?.(result);
+      return typedResult(result) as R;
+    });
     return this.#result;
   }
 
@@ -206,13 +220,32 @@ export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Age
       );
     // Defined, not assigned: assigning `__proto__` would set the object's prototype instead.
     Object.defineProperty(methods, method.name, {
-      value: (params: unknown, options?: AgentInvokeOptions) => new TypedCall(agent.invoke(method.name, params, options)),
+      value: (params: unknown, options?: AgentInvokeOptions) =>
+        new TypedCall(agent.invoke(method.name, params, options), (result) => checkResultType(contract, method.name, result)),
       enumerable: true,
       writable: true,
       configurable: true,
     });
   }
   return Object.freeze(methods) as TypedAgent<C>;
+}
+
+/**
+ * Throws `contract-mismatch` when a call's result is not of the type the contract declares: the
+ * catalogue the client checked the contract against changed since (a server started with another
+ * build), and `toJs` would hand code typed by the contract a value of another shape (a `bigint`
+ * where it declares a `number`, a record with other fields).
+ */
+function checkResultType(contract: AnyAgentContract, method: string, result: InvocationResult): void {
+  const difference = resultDifference(contract, method, result.kind === "none" ? undefined : decodeSchemaGraph(result.graph));
+  if (difference === undefined) return;
+  const cause = new ContractError(
+    `agent type ${contract.name}: the server returned a result the contract does not describe: ${difference}. ` +
+      "Its catalogue changed after this client compared the contract with it (a server started with another build): " +
+      "connect again with a contract that matches it; call.invocation.result still has this result, untyped",
+    { code: "contract-mismatch", differences: [difference] },
+  );
+  throw new ClientError("contract-mismatch", cause.message, { cause });
 }
 
 function typedResult(result: InvocationResult): unknown {

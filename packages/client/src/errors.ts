@@ -44,7 +44,9 @@ export const CLIENT_ERROR_KINDS = [
  * - `invalid-argument`: an argument is unusable; thrown synchronously where possible, before any I/O.
  * - `contract-mismatch`: `client.connect` (or `typedAgent`): the server's catalogue describes the
  *   agent type differently from the contract; the `cause` is a `ContractError` listing each
- *   difference. Nothing was sent.
+ *   difference. Nothing was sent. Also a typed call's result, when the server returned a result of
+ *   another type than the contract's (its catalogue changed after the check): the call ran, and
+ *   `call.invocation.result` has the result untyped.
  */
 export type ClientErrorKind = (typeof CLIENT_ERROR_KINDS)[number];
 

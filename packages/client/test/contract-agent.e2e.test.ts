@@ -235,6 +235,37 @@ describe("the contract is checked against the catalogue", () => {
     expect(invoked).toEqual(["__proto__", "constructor"]);
   });
 
+  it("a result of another type than the contract's (the catalogue changed after the check) is a contract-mismatch; the untyped result is still there", async () => {
+    // The contract the client was built with, against a server since started with another build
+    // (digest's bytes a u64 now, count's items u32): typed on the untyped agent, as after a check that passed.
+    const older = defineAgentType({
+      name: "echo",
+      constructor: t.record({ name: t.string() }),
+      methods: {
+        digest: { params: t.record({ data: t.stream(t.u8()) }), result: t.record({ bytes: t.u32(), sha256: t.string() }) },
+        count: { params: t.record({ to: t.u32(), delayMs: t.u32() }), result: t.stream(t.u64()) },
+        reverse: { params: t.record({ input: t.stream(t.string()) }), result: t.stream(t.string()) },
+      },
+    });
+    const agent = await client.agent({ ...where, agentType: "echo", constructorArgs: { name: "drift" } });
+    const typed = typedMethods(older, agent);
+    const digest = typed.digest({ data: [Uint8Array.of(1, 2, 3)] });
+    const error = await digest.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClientError);
+    expect(error).toMatchObject({ kind: "contract-mismatch" });
+    expect(((error as ClientError).cause as ContractError).differences).toEqual([
+      "method digest: the result differs at result.bytes: the contract has u32, the server u64",
+    ]);
+    expect((error as ClientError).message).toContain("call.invocation.result still has this result, untyped");
+    const untyped = await digest.invocation.result;
+    expect(untyped.kind === "value" && untyped.js()).toEqual({ bytes: 3n, sha256: sha256(Uint8Array.of(1, 2, 3)) });
+    await expect(digest.finished).resolves.toEqual({ kind: "success" });
+    // A stream result's element type is part of the result's graph.
+    await expect(typed.count({ to: 2, delayMs: 0 })).rejects.toMatchObject({ kind: "contract-mismatch" });
+    // A method whose result still agrees is typed as before.
+    expect(await collect(await typed.reverse({ input: ["ab"] }))).toEqual(["ba"]);
+  });
+
   it("constructor arguments are converted with the schema: a wrong shape is invalid-argument", async () => {
     const wrong = { ...where, constructorArgs: { name: 7 } } as unknown as Parameters<typeof typedAgent<typeof echoContract>>[2];
     await expect(typedAgent(client, echoContract, wrong)).rejects.toMatchObject({ kind: "invalid-argument", code: "validation-error" });

@@ -49,6 +49,36 @@ export function contractDifferences(contract: AnyAgentContract, served: Catalogu
   return differences;
 }
 
+/**
+ * How the result a server returned for `method` differs from the contract's result type, one
+ * line, or undefined when they agree (and for a method the contract does not declare). A client
+ * compares its contract with the catalogue once, when it connects; a server started since with
+ * another build returns results of another type, which would reach code typed by the contract.
+ * `returned` is the result's graph (protocol 4: a value result carries it), undefined for none.
+ */
+export function resultDifference(contract: AnyAgentContract, method: string, returned: GraphShape | undefined): string | undefined {
+  const declared = contract.graphs.methods.find((candidate) => candidate.name === method);
+  if (declared === undefined) return undefined;
+  const mine = declared.result === undefined ? undefined : decodedResult(declared.result);
+  if (mine === undefined || returned === undefined) {
+    if (mine === returned) return undefined;
+    return `method ${method}: ${mine === undefined ? "the server returned a result, the contract declares none" : "the server returned no result"}`;
+  }
+  return sameGraph(mine, returned) ? undefined : `method ${method}: the result differs${where(mine, returned, "result")}`;
+}
+
+/** A contract's result graphs, decoded once: every call of the method checks its result against it. */
+const decodedResults = new WeakMap<object, GraphShape>();
+
+function decodedResult(graph: NonNullable<AnyAgentContract["graphs"]["methods"][number]["result"]>): GraphShape {
+  let decoded = decodedResults.get(graph);
+  if (decoded === undefined) {
+    decoded = decodeSchemaGraph(graph);
+    decodedResults.set(graph, decoded);
+  }
+  return decoded;
+}
+
 /** Throws `ContractError` (`contract-mismatch`) listing the differences, if there are any. */
 export function assertContractMatches(contract: AnyAgentContract, served: CatalogueAgentType): void {
   const differences = contractDifferences(contract, served);

@@ -26,7 +26,7 @@ export {
   type ResultSchema,
 } from "./contract.js";
 export { type ConstructorArgs, type MethodParams, type MethodResult } from "./js-types.js";
-export { contractDifferences, assertContractMatches, type CatalogueAgentType, type GraphShape } from "./compare.js";
+export { contractDifferences, assertContractMatches, resultDifference, type CatalogueAgentType, type GraphShape } from "./compare.js";
 export { ContractError, CONTRACT_ERROR_CODES, type ContractErrorCode } from "./errors.js";
 // The builders and type machinery contracts are written with, so one import suffices.
 export { t, type JsOf, type JsStreams, type StreamRefs, type MapStream, type SchemaType } from "@golem-stream/schema-value";

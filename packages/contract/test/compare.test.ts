@@ -1,7 +1,15 @@
 /** `contractDifferences`: a contract against the decoded graphs a catalogue holds. */
 import { decodeSchemaGraph, type SchemaGraphJson } from "@golem-stream/schema-value";
 import { describe, expect, it } from "vitest";
-import { assertContractMatches, ContractError, contractDifferences, defineAgentType, t, type CatalogueAgentType } from "../src/index.js";
+import {
+  assertContractMatches,
+  ContractError,
+  contractDifferences,
+  defineAgentType,
+  resultDifference,
+  t,
+  type CatalogueAgentType,
+} from "../src/index.js";
 import { echoContract } from "../src/demo.js";
 
 /** The catalogue a server built from `graphs` would serve, decoded as the client decodes it. */
@@ -120,5 +128,37 @@ describe("contractDifferences", () => {
       methods: { m: { params: t.record({}), result: t.bool() } },
     });
     expect(contractDifferences(withResult, served1)).toEqual(["method m: the server's has no result"]);
+  });
+});
+
+describe("resultDifference: one call's result against the contract", () => {
+  const contract = defineAgentType({
+    name: "tools",
+    constructor: t.record({}),
+    methods: {
+      sum: { params: t.record({}), result: t.record({ total: t.u32() }) },
+      run: { params: t.record({}) },
+    },
+  });
+  const graphOf = (schema: Parameters<typeof defineAgentType>[0]["methods"][string]["result"]) =>
+    decodeSchemaGraph(
+      defineAgentType({ name: "x", constructor: t.record({}), methods: { m: { params: t.record({}), result: schema } } }).graphs.methods[0]!
+        .result!,
+    );
+
+  it("is none for the declared type, and for a method the contract does not declare", () => {
+    expect(resultDifference(contract, "sum", graphOf(t.record({ total: t.u32() })))).toBeUndefined();
+    expect(resultDifference(contract, "run", undefined)).toBeUndefined();
+    expect(resultDifference(contract, "other", graphOf(t.string()))).toBeUndefined();
+  });
+
+  it("says where another type parts from the declared one, and tells a result present or missing", () => {
+    expect(resultDifference(contract, "sum", graphOf(t.record({ total: t.u64() })))).toBe(
+      "method sum: the result differs at result.total: the contract has u32, the server u64",
+    );
+    expect(resultDifference(contract, "sum", undefined)).toBe("method sum: the server returned no result");
+    expect(resultDifference(contract, "run", graphOf(t.string()))).toBe(
+      "method run: the server returned a result, the contract declares none",
+    );
   });
 });
