@@ -2,10 +2,11 @@
  * `serve`'s data directory: sessions.db holds small values and inputs, so the directory is made
  * for this user only. One `serve` creates is 0700 (its parents too); one that already existed
  * is the user's and keeps its mode, with a warning when others can read it. A start that fails
- * before it listens (a token file that cannot be read, a port in use) removes the directories it
- * created, so that a mistyped first start leaves no data directory with a keyring nobody uses.
+ * before it listens (a token file that cannot be read) removes the directories it created while
+ * they are still empty, so that a mistyped first start leaves no empty data directory behind.
  */
-import { rm, stat } from "node:fs/promises";
+import { rmdir, stat } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { CliError, EXIT } from "./exit-codes.js";
 import { shellWord } from "./io/shell-word.js";
 import { makeDirectory } from "./make-directory.js";
@@ -19,16 +20,25 @@ export async function createDataDir(dataDir: string): Promise<string | undefined
 }
 
 /**
- * What a start created, removed if it fails before it listens. Once it listens, the directory
- * holds what clients were promised (sessions, the keyring their tokens verify by) and stays.
+ * The directories a start created, removed if it fails before it listens, deepest first, each
+ * only while empty (`rmdir`, never a recursive removal): from the moment it was made, another
+ * `serve` started on the same path, or any other program, may have put files there, and those
+ * are never the failed start's to delete. A start that failed after writing its own files there
+ * (a port in use: the keyring, the database) leaves them, as a start always did.
  */
 export class StartCleanup {
-  #created: string | undefined;
+  #created: string[] = [];
   #listening = false;
 
-  /** The start created this directory (and everything in it is the start's). */
-  created(directory: string | undefined): void {
-    this.#created ??= directory;
+  /** The start made `path` and, up to `topmost`, its parents (`createDataDir`'s answer; undefined: none). */
+  created(path: string, topmost: string | undefined): void {
+    if (topmost === undefined) return;
+    const levels: string[] = [];
+    for (let level = resolve(path); ; level = dirname(level)) {
+      levels.push(level);
+      if (level === resolve(topmost) || dirname(level) === level) break;
+    }
+    this.#created = levels;
   }
 
   /** The server listens: nothing is removed any more. */
@@ -36,10 +46,19 @@ export class StartCleanup {
     this.#listening = true;
   }
 
-  /** The start failed: removes what it created. Never throws: the start's own error is what to report. */
+  /** The start failed: removes the directories it made that are still empty. Never throws: the start's own error is what to report. */
   async undo(): Promise<void> {
-    if (this.#listening || this.#created === undefined) return;
-    await rm(this.#created, { recursive: true, force: true }).catch(() => undefined);
+    if (this.#listening) return;
+    for (const level of this.#created) {
+      // Not empty (or not removable): neither it nor a parent of it is the start's to remove.
+      if (
+        !(await rmdir(level).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+    }
   }
 }
 
