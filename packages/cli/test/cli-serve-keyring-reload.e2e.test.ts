@@ -84,7 +84,7 @@ it("SIGUSR2 reads the keyring again: a rotation signs new tokens with the new ke
     const refused = await run(["resume", resumedAfterDrop.checkpoint], { env: server.env });
     expect(refused.code, refused.stderr.toString()).toBe(EXIT.rejected);
     expect(refused.stderr.toString()).toContain("rejected (invalid-token)");
-    expect(refused.stderr.toString()).toContain("only while the server's keyring holds the key that signed it");
+    expect(refused.stderr.toString()).toContain("only while the server's keyring holds the key that signed them");
     const secrets = (JSON.parse(rotated) as { keys: { secret: string }[] }).keys.map((key) => key.secret);
     for (const secret of secrets) expect(server.running.stderr()).not.toContain(secret);
   } finally {

@@ -90,12 +90,13 @@ describe("failureOf: a session token refused on the way back to the session", ()
     const resumed = failureOf(refused, { checkpoint: "/tmp/my run.ckpt", resumed: true, command: "npx golem-stream" });
     expect(resumed.exitCode).toBe(EXIT.rejected);
     expect(resumed.message).toBe(
-      "rejected (invalid-token): the token is invalid: the server refused the session token of this invocation. It is valid only for the caller that started the invocation " +
-        "(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed it " +
-        "(`npx golem-stream token inspect` of the sessionToken in '/tmp/my run.ckpt' names it): return to it with the token that started it, at a server of the same deployment",
+      "rejected (invalid-token): the token is invalid: the server refused a token of this invocation (its session token, or an output stream's cursor). " +
+        "They are valid only for the caller that started the invocation " +
+        "(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed them " +
+        "(`npx golem-stream token inspect` of a token in '/tmp/my run.ckpt', its sessionToken or a cursor, names the key): return to it with the token that started it, at a server of the same deployment",
     );
     expect(failureOf(refused, { wasAway: true }).message).toMatch(
-      /only while the server's keyring holds the key that signed it: return to it/,
+      /only while the server's keyring holds the key that signed them: return to it/,
     );
   });
 

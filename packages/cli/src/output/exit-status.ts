@@ -160,10 +160,11 @@ function invalidSessionToken(message: string, context: FailureContext): string {
   const inspect =
     context.checkpoint === undefined
       ? ""
-      : ` (\`${command} token inspect\` of the sessionToken in ${shellWord(context.checkpoint)} names it)`;
+      : ` (\`${command} token inspect\` of a token in ${shellWord(context.checkpoint)}, its sessionToken or a cursor, names the key)`;
   return (
-    `${message}: the server refused the session token of this invocation. It is valid only for the caller that started the invocation ` +
-    `(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed it${inspect}: ` +
+    `${message}: the server refused a token of this invocation (its session token, or an output stream's cursor). ` +
+    "They are valid only for the caller that started the invocation " +
+    `(the same bearer token, or for a JWT the same subject) and only while the server's keyring holds the key that signed them${inspect}: ` +
     "return to it with the token that started it, at a server of the same deployment"
   );
 }
