@@ -17,6 +17,10 @@ import { usageError } from "../exit-codes.js";
 const MAX_PEM_FILE_BYTES = 1024 * 1024;
 /** OpenSSL reads a PEM passphrase of at most 1023 bytes. */
 const MAX_PASSPHRASE_BYTES = 1023;
+/** A passphrase file may say more after its first line (a comment); a larger one is no passphrase file. */
+const MAX_PASSPHRASE_FILE_BYTES = 64 * 1024;
+/** A PEM key encrypted with a passphrase: PKCS#8's, or the traditional format's header. */
+const ENCRYPTED_KEY = /-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m;
 
 /** The files, as given and resolved against the working directory at start (a reload reads the same paths). */
 export interface TlsFiles {
@@ -76,25 +80,27 @@ export async function readServeTls(files: TlsFiles, now = new Date()): Promise<S
     files.passphrase === undefined ? undefined : readPassphrase(files.passphrase),
   ]);
   const decrypt = passphrase === undefined ? {} : { passphrase };
+  const encrypted = ENCRYPTED_KEY.test(key);
   // Each alone first, so that the error names the file at fault; then together (the key must be the certificate's).
-  check({ cert }, `--tls-cert ${files.cert}`, "a certificate", files);
-  check({ key, ...decrypt }, `--tls-key ${files.key}`, "a private key", files);
-  check({ cert, key, ...decrypt }, `--tls-key ${files.key}`, `the private key of --tls-cert ${files.cert}`, files);
+  check({ cert }, `--tls-cert ${files.cert}`, "a certificate", undefined);
+  check({ key, ...decrypt }, `--tls-key ${files.key}`, "a private key", { encrypted, passphraseFile: files.passphrase });
+  check({ cert, key, ...decrypt }, `--tls-key ${files.key}`, `the private key of --tls-cert ${files.cert}`, undefined);
   checkValidity(cert, `--tls-cert ${files.cert}`, now);
   return { credentials: { cert, key, ...decrypt }, description: describe(files.cert, cert) };
 }
 
 /**
  * The passphrase: the file's first line, without its line ending (what `echo secret > file` and
- * an editor write). A file with none is refused: an empty passphrase decrypts nothing.
+ * an editor write) and without the byte-order mark some editors put first; what follows it is
+ * not read. A first line that is empty is refused: an empty passphrase decrypts nothing.
  */
 async function readPassphrase(path: string): Promise<string> {
   const flag = "--tls-key-passphrase-file";
-  const text = await readBounded(path, flag, MAX_PASSPHRASE_BYTES + 2, "longer than OpenSSL's 1023 bytes, not a passphrase");
-  const passphrase = text.split(/\r?\n/, 1)[0] ?? "";
-  if (passphrase === "") throw usageError(`${flag} ${path}: empty; its first line is the key's passphrase`);
+  const text = await readBounded(path, flag, MAX_PASSPHRASE_FILE_BYTES, "larger than 64 KiB, not a passphrase file");
+  const passphrase = (text.split(/\r?\n/, 1)[0] ?? "").replace(/^\uFEFF/, "");
+  if (passphrase === "") throw usageError(`${flag} ${path}: its first line is empty; it is the key's passphrase`);
   if (Buffer.byteLength(passphrase) > MAX_PASSPHRASE_BYTES)
-    throw usageError(`${flag} ${path}: longer than OpenSSL's 1023 bytes, not a passphrase`);
+    throw usageError(`${flag} ${path}: its first line is longer than OpenSSL's 1023 bytes, not a passphrase`);
   return passphrase;
 }
 
@@ -116,11 +122,17 @@ function checkValidity(pem: string, where: string, now: Date): void {
     );
 }
 
-function check(options: SecureContextOptions, where: string, expected: string, files: TlsFiles): void {
+/** How a key is read: whether its PEM is encrypted, and the file its passphrase came from. */
+interface KeyDecryption {
+  readonly encrypted: boolean;
+  readonly passphraseFile: string | undefined;
+}
+
+function check(options: SecureContextOptions, where: string, expected: string, key: KeyDecryption | undefined): void {
   try {
     createSecureContext(options);
   } catch (error) {
-    throw usageError(`${where}: ${explain(error, expected, files.passphrase)}`, error);
+    throw usageError(`${where}: ${explain(error, expected, key)}`, error);
   }
 }
 
@@ -141,15 +153,20 @@ async function readBounded(path: string, flag: string, maxBytes: number, tooLarg
   }
 }
 
-/** OpenSSL's reason, after what it means for the most common mistakes. */
-function explain(error: unknown, expected: string, passphraseFile: string | undefined): string {
+/**
+ * OpenSSL's reason, after what it means for the most common mistakes. An encrypted key that
+ * does not decode was not decrypted, whatever the reason says: a wrong passphrase usually gives
+ * `bad decrypt`, but now and then the decrypted bytes pass the padding check and fail to decode
+ * instead (`DECODER routines::unsupported`).
+ */
+function explain(error: unknown, expected: string, key: KeyDecryption | undefined): string {
   const reason = error instanceof Error ? error.message : String(error);
   if (/no start line/i.test(reason)) return `not ${expected} in PEM (no matching -----BEGIN line): ${reason}`;
   if (/key values mismatch/i.test(reason)) return `not ${expected}: ${reason}`;
-  if (/bad decrypt|bad password|interrupted or cancelled/i.test(reason))
-    return passphraseFile === undefined
+  if (key !== undefined && (key.encrypted || /bad decrypt|bad password|interrupted or cancelled/i.test(reason)))
+    return key.passphraseFile === undefined
       ? `an encrypted key: give its passphrase in a file, --tls-key-passphrase-file FILE (its first line): ${reason}`
-      : `the passphrase in --tls-key-passphrase-file ${passphraseFile} does not decrypt it: ${reason}`;
+      : `the passphrase in --tls-key-passphrase-file ${key.passphraseFile} does not decrypt it: ${reason}`;
   return `not usable as ${expected}: ${reason}`;
 }
 
