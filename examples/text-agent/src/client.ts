@@ -3,7 +3,7 @@
  * `text` agent twice, printing each line's counts as they come back, then
  * the file's statistics. The server is $GOLEM_STREAM_URL (default
  * http://127.0.0.1:8080) with the token $GOLEM_STREAM_TOKEN (default
- * dev-token, what `pnpm serve` accepts).
+ * dev-token-0123456789, what `pnpm serve` accepts).
  */
 import { createReadStream, statSync } from "node:fs";
 import { createClient } from "@golem-stream/client";
@@ -16,7 +16,7 @@ if (file === undefined || !statSync(file, { throwIfNoEntry: false })?.isFile()) 
 }
 const client = createClient({
   url: process.env["GOLEM_STREAM_URL"] ?? "http://127.0.0.1:8080",
-  token: process.env["GOLEM_STREAM_TOKEN"] ?? "dev-token",
+  token: process.env["GOLEM_STREAM_TOKEN"] ?? "dev-token-0123456789",
 });
 // `connect` checks the contract against the server's catalogue before anything is sent.
 const agent = await client.connect(textContract, { application: APPLICATION, environment: ENVIRONMENT, constructor: { ignoreCase: true } });
