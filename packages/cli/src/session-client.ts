@@ -5,7 +5,7 @@
 import { createClient, wsTransport } from "@golem-stream/client";
 import type { Client } from "@golem-stream/client";
 import type { Connection } from "./connection.js";
-import { CANCEL_CLOSE_WAIT_MS } from "./output/session-runner.js";
+import { CANCEL_CLOSE_WAIT_MS, CANCEL_RETURN_WAIT_MS } from "./output/session-runner.js";
 import type { RunOptions } from "./options.js";
 
 export interface SessionClient {
@@ -27,6 +27,9 @@ export function sessionClient(connection: Connection, options: RunOptions): Sess
     // A cancel on Ctrl-C is delivered once the server answered the close behind it: the process
     // exits right after, so it must not leave earlier, nor wait long for a server that is gone.
     cancelConfirmTimeoutMs: CANCEL_CLOSE_WAIT_MS,
+    // …and a method whose inputs it ended is given as long to stop: one that does not read them
+    // never will, and Ctrl-C must not wait for it to return (docs/protocol/cli.md).
+    cancelReturnTimeoutMs: CANCEL_RETURN_WAIT_MS,
   });
   return { client };
 }

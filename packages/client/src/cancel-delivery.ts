@@ -23,19 +23,29 @@ import type { OutputStream } from "./output-stream.js";
  *   policy was exhausted (`connection-lost`), the session was rejected or
  *   taken over by another process (`revoked`), the handle was detached — and
  *   the streams may still be open on the server. `error` says why.
- * - `not-reached`: the method had not returned its result within
- *   `cancelConfirmTimeoutMs` and had no input open for the cancel to end (the
- *   server answered whatever else was cancelled). v1 cancels streams, and
- *   before its result a method has no other stream, so nothing reached it:
- *   it keeps running until it returns — the streams of that result are not
- *   cancelled — or until the server gives it up after its detached timeout.
+ * - `not-reached`: the method had not returned its result, and nothing the
+ *   cancel could do made it. v1 cancels streams, and before its result a
+ *   method has no stream but its inputs: with none open (the server answered
+ *   whatever else was cancelled, and no result came within
+ *   `cancelConfirmTimeoutMs`), nothing reached it; with `inputsEnded`, the
+ *   server ended the inputs it had open, but it neither returned nor failed
+ *   within `cancelReturnTimeoutMs` after (a method that does not read an input
+ *   never sees it end). Either way it keeps running until it returns — the
+ *   streams of that result are not cancelled — or until the server gives it
+ *   up after its detached timeout.
+ * - `invocation-succeeded`: the invocation finished as a success while the
+ *   cancel was on its way, and the cancel cut none of its output streams: its
+ *   method returned — before the cancel, or after it without being stopped by
+ *   the inputs it ended — and every stream had ended. Nothing was cancelled
+ *   that the invocation needed; its outcome on the server is `success`.
  * - `already-over`: the handle had ended (finished, failed, detached) before
  *   the cancel; nothing was sent.
  */
 export type CancelOutcome =
   | { readonly kind: "delivered" }
   | { readonly kind: "undelivered"; readonly error: ClientError }
-  | { readonly kind: "not-reached" }
+  | { readonly kind: "not-reached"; readonly inputsEnded?: true }
+  | { readonly kind: "invocation-succeeded" }
   | { readonly kind: "already-over" };
 
 export class CancelDelivery {

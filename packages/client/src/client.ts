@@ -80,6 +80,15 @@ export interface ClientOptions {
    * Default 10 000 ms.
    */
   readonly cancelConfirmTimeoutMs?: number;
+  /**
+   * How long an invocation-wide cancel that ended inputs the method had open waits, once the
+   * server has answered the cancellations, for the method to return or fail. Ending an input is
+   * all v1 can do to a method before its result, and a method that does not read it never sees
+   * it: past this bound the cancel is `not-reached` with `inputsEnded`, and the method may keep
+   * running until it returns or the server gives it up (docs/protocol/client.md §10a).
+   * Default 10 000 ms.
+   */
+  readonly cancelReturnTimeoutMs?: number;
   /** Unacknowledged input kept per stream for resends; the source pauses when it is full. Default 8 MiB (decisions §6). */
   readonly maxUnackedInputBytes?: number;
   /** Output items queued per stream before the session is paused. Default 256 (decisions §6). */
@@ -173,6 +182,7 @@ export function createClientWith(options: ClientOptions, defaultTransport: () =>
     acceptanceTimeoutMs: nonNegativeMs(options.acceptanceTimeoutMs, DEFAULT_ACCEPTANCE_TIMEOUT_MS, "acceptanceTimeoutMs"),
     // A timer: beyond 2^31 - 1 ms Node would fire it at once.
     cancelConfirmTimeoutMs: positiveMs(options.cancelConfirmTimeoutMs, DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS, "cancelConfirmTimeoutMs"),
+    cancelReturnTimeoutMs: positiveMs(options.cancelReturnTimeoutMs, DEFAULT_CANCEL_RETURN_TIMEOUT_MS, "cancelReturnTimeoutMs"),
   };
   const servedType = async (
     application: string,
@@ -300,6 +310,9 @@ export const DEFAULT_ACCEPTANCE_TIMEOUT_MS = 30_000;
 
 /** Default of `ClientOptions.cancelConfirmTimeoutMs`. */
 export const DEFAULT_CANCEL_CONFIRM_TIMEOUT_MS = 10_000;
+
+/** Default of `ClientOptions.cancelReturnTimeoutMs`. */
+export const DEFAULT_CANCEL_RETURN_TIMEOUT_MS = 10_000;
 
 /**
  * Saved state often comes from a file: check it before use, with the wire

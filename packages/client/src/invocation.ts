@@ -85,11 +85,19 @@ export interface InvocationEvents {
   /**
    * An invocation-wide cancel could not reach the method: it had not returned its result within
    * `cancelConfirmTimeoutMs`, and it had no input open for the cancel to end — before its result
-   * a method has no other stream a cancel could reach. It keeps running until it returns (the
-   * streams of its result are not cancelled) or until the server gives it up after its detached
-   * timeout. The runtime has stopped.
+   * a method has no other stream a cancel could reach; or, `inputsEnded`, the server ended the
+   * inputs it had open, but it neither returned nor failed within `cancelReturnTimeoutMs` after
+   * (it does not read them). It keeps running until it returns (the streams of its result are
+   * not cancelled) or until the server gives it up after its detached timeout. The runtime has
+   * stopped.
    */
-  cancelNotReached: Record<string, never>;
+  cancelNotReached: { readonly inputsEnded: boolean };
+  /**
+   * An invocation-wide cancel found the invocation finished as a success, none of its output
+   * streams cut: its method returned (before the cancel, or after it without being stopped by
+   * the inputs it ended). Its outcome on the server is `success`. The runtime has stopped.
+   */
+  cancelInvocationSucceeded: Record<string, never>;
 }
 
 /** `onCheckpoint`: gets each state to save; the client waits for a returned promise before the next. */
@@ -222,7 +230,10 @@ export class Invocation {
    * server — as do the `cancelDelivered` / `cancelUndelivered` events — or,
    * `not-reached` (`cancelNotReached`), that nothing could reach the method:
    * it had not returned its result within `cancelConfirmTimeoutMs` and had no
-   * input open to cancel, so it may keep running.
+   * input open to cancel, or, `inputsEnded`, it had not returned within
+   * `cancelReturnTimeoutMs` after the server ended its open inputs, so it may
+   * keep running; or `invocation-succeeded` (`cancelInvocationSucceeded`), that
+   * the invocation finished as a success without any output stream cut.
    * Calling it again returns the same promise.
    */
   cancel(reason = "cancelled by the caller"): Promise<CancelOutcome> {
@@ -301,7 +312,10 @@ export class Invocation {
         this.#emit("cancelUndelivered", { error: event.error });
         return;
       case "cancel-not-reached":
-        this.#emit("cancelNotReached", {});
+        this.#emit("cancelNotReached", { inputsEnded: event.inputsEnded });
+        return;
+      case "cancel-invocation-succeeded":
+        this.#emit("cancelInvocationSucceeded", {});
         return;
     }
   }

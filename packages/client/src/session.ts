@@ -58,6 +58,8 @@ export interface SessionConfig {
   readonly acceptanceTimeoutMs: number;
   /** See `ClientOptions.cancelConfirmTimeoutMs`. */
   readonly cancelConfirmTimeoutMs: number;
+  /** See `ClientOptions.cancelReturnTimeoutMs`. */
+  readonly cancelReturnTimeoutMs: number;
 }
 
 export type SessionEvent =
@@ -79,7 +81,8 @@ export type SessionEvent =
   | { readonly type: "input-failed"; readonly input: InputStream; readonly error: unknown }
   | { readonly type: "cancel-delivered" }
   | { readonly type: "cancel-undelivered"; readonly error: ClientError }
-  | { readonly type: "cancel-not-reached" };
+  | { readonly type: "cancel-not-reached"; readonly inputsEnded: boolean }
+  | { readonly type: "cancel-invocation-succeeded" };
 
 export interface SessionCallbacks {
   onEvent(event: SessionEvent): void;
@@ -151,6 +154,14 @@ export class Session {
    * reaches a method (its read fails). Without one, nothing can reach it (`not-reached`).
    */
   #cancelEndsInput = false;
+  /** The result had arrived when the cancel was issued: the method had returned before it. */
+  #resultBeforeCancel = false;
+  /** A stream ended `cancelled` while the cancel was delivered: it cut the invocation's output. */
+  #cancelCut = false;
+  /** The connection on which the method's return (after its inputs were ended) is waited for (`#watchReturn`). */
+  #returnWatched: Attachment | undefined;
+  /** The connection on which the invocation's end is waited for, after a result that came during the cancel (`#awaitFinish`). */
+  #finishWatched: Attachment | undefined;
 
   readonly #inputs: InputRegistry;
   readonly #outputs: OutputRegistry;
@@ -362,6 +373,7 @@ export class Session {
     if (this.#cancel !== undefined) return this.#cancel.outcome;
     if (this.#done) return Promise.resolve({ kind: "already-over" });
     const cancel = (this.#cancel = new CancelDelivery(new ClientError("aborted", reason)));
+    this.#resultBeforeCancel = this.#resultSeen;
     for (const feeder of this.#inputs.feeders()) {
       if (feeder.open) this.#cancelEndsInput = true;
       feeder.cancel("cancelled");
@@ -516,6 +528,7 @@ export class Session {
       case "outputStreamEnd":
         if (outputEndOn(attachment, message.channel).pushEnd(message.sequence, message.outcome, message.cursorToken))
           this.#progressed = true;
+        if (this.#cancel !== undefined && message.outcome.kind === "cancelled") this.#cancelCut = true;
         return;
       case "inputStreamAck": {
         this.#install(attachment, message.mappings, "ack-or-output");
@@ -595,8 +608,11 @@ export class Session {
   }
 
   #onFinished(outcome: InvocationOutcome): void {
-    // Every stream has its terminal (protocol 6.9): nothing is left to cancel.
-    if (this.#cancel !== undefined) return this.#endCancel({ kind: "delivered" });
+    // Every stream has its terminal (protocol 6.9): nothing is left to cancel. A success whose
+    // streams all ended without being cut is the method's own: the cancel stopped nothing of it.
+    if (this.#cancel !== undefined) {
+      return this.#endCancel({ kind: outcome.kind === "success" && !this.#cancelCut ? "invocation-succeeded" : "delivered" });
+    }
     // Protocol 6.9 and decisions §8: every output terminal, and for a success the result, come
     // first. A server that breaks this cannot be trusted with the outcome either, so the whole
     // invocation fails (thrown: the attachment turns it into a fatal outcome, `#fail`). A stream
@@ -653,10 +669,47 @@ export class Session {
     const attachment = this.#attachment;
     if (this.#cancel === undefined || this.#done || attachment === undefined) return;
     if (cancelReachedServer(attachment, this.#inputs.feeders(), this.#outputs.streams.values(), this.#resultSeen)) {
-      this.#confirmCancel(attachment);
+      if (this.#resultBeforeCancel || attachment.cancelsSent.size > 0) this.#confirmCancel(attachment);
+      else this.#awaitFinish(attachment);
     } else {
       this.#watchCancels(attachment);
+      if (!this.#resultSeen && this.#cancelEndsInput && cancelsAnswered(attachment, this.#inputs.feeders())) {
+        this.#watchReturn(attachment);
+      }
     }
+  }
+
+  /**
+   * The server ended the inputs the cancel ended (it answered every cancellation), and the
+   * method has not returned: a method that reads them fails or returns at once, one that does
+   * not never sees them end. So it gets `cancelReturnTimeoutMs` on this connection to return
+   * (its result's streams are then cancelled) or fail; past that the delivery ends `not-reached`
+   * with `inputsEnded`, and the runtime detaches, as for a method no cancel could reach. Waiting
+   * for it held the caller for as long as the method ran (docs/protocol/client.md §10a).
+   */
+  #watchReturn(attachment: Attachment): void {
+    if (!attachment.accepted || attachment.settled || this.#returnWatched === attachment) return;
+    this.#returnWatched = attachment;
+    void sleep(this.#config.cancelReturnTimeoutMs, this.#abort.signal).then(() => {
+      if (this.#done || attachment.settled || this.#resultSeen) return;
+      this.#endCancel({ kind: "not-reached", inputsEnded: true });
+    });
+  }
+
+  /**
+   * The method returned after the cancel, and its result left no stream to cancel (it has none,
+   * or they had ended): nothing of the cancel can stop it any more, and the server finishes the
+   * invocation at once. Rather than close, the delivery waits (`cancelConfirmTimeoutMs`) for
+   * that end, so that a method that returned without being stopped is reported as what it is:
+   * `invocation-succeeded` (`#onFinished`). Past the wait, the close confirms the cancellations
+   * as always.
+   */
+  #awaitFinish(attachment: Attachment): void {
+    if (this.#finishWatched === attachment) return;
+    this.#finishWatched = attachment;
+    void sleep(this.#config.cancelConfirmTimeoutMs, this.#abort.signal).then(() => {
+      if (!this.#done && !attachment.settled) this.#confirmCancel(attachment);
+    });
   }
 
   /**
@@ -713,7 +766,9 @@ export class Session {
     this.#callbacks.onEvent(
       outcome.kind === "undelivered"
         ? { type: "cancel-undelivered", error: outcome.error }
-        : { type: outcome.kind === "delivered" ? "cancel-delivered" : "cancel-not-reached" },
+        : outcome.kind === "not-reached"
+          ? { type: "cancel-not-reached", inputsEnded: outcome.inputsEnded === true }
+          : { type: outcome.kind === "delivered" ? "cancel-delivered" : "cancel-invocation-succeeded" },
     );
   }
 

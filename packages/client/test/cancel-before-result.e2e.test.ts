@@ -4,8 +4,11 @@
  * inputs: with none open, nothing can reach it. The cancel settles `not-reached` once the server
  * has answered what it was sent and no result came within `cancelConfirmTimeoutMs`, the runtime
  * leaves, and the server gives the method up after its detached timeout. A method that returns
- * within that time still has its result's streams cancelled (docs/protocol/client.md §10a); one
- * whose open input the cancel ends is waited for, as before (cancel-stuck.e2e.test.ts).
+ * within that time still has its result's streams cancelled (docs/protocol/client.md §10a). One
+ * whose open input the cancel ends is waited for `cancelReturnTimeoutMs` once the server ended
+ * that input: a method that never reads it is not stopped by it, and the cancel is `not-reached`
+ * with `inputsEnded` (before, it waited as long as the method ran); one that returns within that
+ * time without any stream cut is reported `invocation-succeeded`, as the server records it.
  */
 import { defineCatalogue, implement } from "@golem-stream/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +24,7 @@ const edge = defineAgentType({
     hang: { params: t.record({}), result: t.string() },
     readThenHang: { params: t.record({ data: t.stream(t.string()) }), result: t.string() },
     late: { params: t.record({}), result: t.stream(t.u32()) },
+    deaf: { params: t.record({ data: t.stream(t.string()) }), result: t.string() },
   },
 });
 
@@ -69,6 +73,13 @@ const EDGE = implement(edge, {
     for await (const item of data) items.push(item);
     seen.inputRead.resolve(items);
     return never;
+  },
+  async deaf(ctx) {
+    // Never reads its input: ending it on the server changes nothing here.
+    ctx.signal.addEventListener("abort", () => seen.givenUp.resolve());
+    seen.started.resolve();
+    await seen.release.promise;
+    return "returned anyway";
   },
   async late() {
     seen.started.resolve();
@@ -163,5 +174,47 @@ describe("a cancel before the method returned its result", () => {
     expect(await outcome).toEqual({ kind: "delivered" });
     expect(reported).toEqual(["delivered"]);
     await seen.producerStopped.promise;
+  });
+});
+
+describe("a cancel that ends an input the method never reads", () => {
+  /** An input that yields one line, then stays open until the runtime stops reading it. */
+  async function* openLines(): AsyncGenerator<string> {
+    yield "a";
+    await never;
+  }
+
+  it("the method does not return: not-reached with inputsEnded after cancelReturnTimeoutMs, and the server gives it up", async () => {
+    renew();
+    const agent = await createClient({ url: server.url, token: TOKEN, cancelReturnTimeoutMs: CONFIRM_MS }).connect(edge, {
+      ...where,
+      constructorArgs: {},
+    });
+    const call = agent.deaf({ data: openLines() });
+    const reported: unknown[] = [];
+    call.invocation.on("cancelNotReached", (event) => reported.push(event));
+    await call.invocation.accepted;
+    await seen.started.promise;
+    expect(await call.invocation.cancel()).toEqual({ kind: "not-reached", inputsEnded: true });
+    expect(reported).toEqual([{ inputsEnded: true }]);
+    await expect(call).rejects.toMatchObject({ kind: "aborted" });
+    // The runtime left: the server's detached timeout gives the method up, which never returned.
+    await seen.givenUp.promise;
+  });
+
+  it("the method returns anyway: invocation-succeeded, as the server records it, not delivered", async () => {
+    renew();
+    const agent = await client().connect(edge, { ...where, constructorArgs: {} });
+    const call = agent.deaf({ data: openLines() });
+    const reported: string[] = [];
+    call.invocation.on("cancelInvocationSucceeded", () => reported.push("invocation-succeeded"));
+    call.invocation.on("cancelDelivered", () => reported.push("delivered"));
+    await call.invocation.accepted;
+    await seen.started.promise;
+    const outcome = call.invocation.cancel();
+    seen.release.resolve();
+    expect(await outcome).toEqual({ kind: "invocation-succeeded" });
+    expect(reported).toEqual(["invocation-succeeded"]);
+    await expect(call).rejects.toMatchObject({ kind: "aborted" });
   });
 });

@@ -71,6 +71,14 @@ export interface SessionRunOptions {
 export const CANCEL_CLOSE_WAIT_MS = 2_000;
 
 /**
+ * How long a cancel that ended inputs the method had open waits, once the server has ended them,
+ * for the method to return or fail (the client's `cancelReturnTimeoutMs`). A method that reads
+ * them fails at once; one that does not is beyond any cancel, and waiting for it held Ctrl-C for
+ * as long as the method ran.
+ */
+export const CANCEL_RETURN_WAIT_MS = 2_000;
+
+/**
  * The lines `invoke` prints are not protocol messages, and canonicalJson's default bound (the
  * 8 MiB of a text message) does not fit them: a 16 MiB `stream<binary>` item is 22 MiB of base64
  * in its `blob` line, and a result or item near 8 MiB of native JSON grows in its event line.
@@ -205,6 +213,7 @@ class SessionRunner {
       // Quiet, as a program stopped by SIGPIPE: only a cancel that may not have arrived is news.
       if (this.#options.cancelOnInterrupt) {
         const cancelled = await this.#cancel("stdout was closed", { quiet: true });
+        // A success is no news either: nothing keeps running.
         if (cancelled.kind === "undelivered" || cancelled.kind === "not-reached") {
           report(this.#io, `golem-stream: stdout was closed; ${cancelled.message}`);
         }
@@ -245,19 +254,31 @@ class SessionRunner {
    * policy), and is `delivered` only once the server answered the close that
    * follows it (within `CANCEL_CLOSE_WAIT_MS`). A method that had not returned
    * and had no input open for the cancel to end is beyond any cancel: the
-   * client waits as long for its result, then says `not-reached`. A second
-   * Ctrl-C exits at once. Says what became of it; `cancelled` and
-   * `already-over` mean nothing is left running.
+   * client waits as long for its result, then says `not-reached`; so is one
+   * that had an input open and does not read it: the client waits
+   * `CANCEL_RETURN_WAIT_MS` after the server ended it, then says `not-reached`
+   * too. A method that returned without being stopped, no output cut, is
+   * `succeeded`: the server records a success. A second Ctrl-C exits at once.
+   * Says what became of it; `cancelled`, `succeeded` and `already-over` mean
+   * nothing is left running.
    * `quiet` (a closed stdout, which ends the run without a word): no hint while it waits.
    */
   async #cancel(
     why: string,
     { quiet = false } = {},
-  ): Promise<{ readonly kind: "cancelled" | "already-over" | "undelivered" | "not-reached"; readonly message: string }> {
+  ): Promise<{ readonly kind: "cancelled" | "succeeded" | "already-over" | "undelivered" | "not-reached"; readonly message: string }> {
     const cancelling = this.#call.cancel(why);
     const hint = quiet
       ? undefined
-      : setTimeout(() => report(this.#io, `golem-stream: ${why}; cancelling on the server (Ctrl-C again to exit without waiting)`), 500);
+      : setTimeout(
+          () =>
+            report(
+              this.#io,
+              `golem-stream: ${why}; cancelling on the server and giving its method ${CANCEL_RETURN_WAIT_MS / 1000} s to stop ` +
+                "(Ctrl-C again to exit without waiting)",
+            ),
+          500,
+        );
     // A second Ctrl-C exits at once (bin.ts): then this is all that is left to say.
     const exitNote = this.#io.exitNote;
     if (exitNote !== undefined)
@@ -273,11 +294,19 @@ class SessionRunner {
       };
     }
     if (cancelled.kind === "not-reached") {
+      const why =
+        cancelled.inputsEnded === true
+          ? `the server ended its input, but its method had not returned ${CANCEL_RETURN_WAIT_MS / 1000} s later (it does not read it)`
+          : "its method had not returned and had no input open to cancel";
       return {
         kind: "not-reached",
-        message:
-          "the cancel could not reach the invocation (its method had not returned and had no input open to cancel), " +
-          "so it may keep running on the server until it returns or the server gives it up",
+        message: `the cancel could not reach the invocation (${why}), so it may keep running on the server until it returns or the server gives it up`,
+      };
+    }
+    if (cancelled.kind === "invocation-succeeded") {
+      return {
+        kind: "succeeded",
+        message: "the cancel did not stop the invocation: its method returned, and it finished as a success on the server",
       };
     }
     if (cancelled.kind === "already-over") return { kind: "already-over", message: "the invocation had already ended" };
