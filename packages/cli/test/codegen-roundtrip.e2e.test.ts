@@ -194,7 +194,7 @@ describe("golem-stream codegen exit codes", () => {
     const unknown = await run(["codegen", "--application", "nope"], { env: server.env });
     expect([unknown.code, unknown.stderr]).toEqual([
       2,
-      'golem-stream: discovery failed: not-found: the application or environment does not exist (asked for application "nope", environment "default"; ' +
+      'golem-stream: discovery failed: not-found: the application or environment does not exist; this server serves demo/default (asked for application "nope", environment "default"; ' +
         "choose them with -a/--application and -e/--environment, or GOLEM_STREAM_APPLICATION and GOLEM_STREAM_ENVIRONMENT)\n",
     ]);
     const refused = await run(["codegen", "--token", "not-the-token-0000"], { env: server.env });

@@ -154,8 +154,22 @@ export class PublicProducerError extends Error {
 export interface AgentHost {
   /** The agent types of an application environment, or undefined if it does not exist. */
   agentTypes(application: string, environment: string): readonly AgentTypeDescriptor[] | undefined;
+  /**
+   * Every application environment it serves, for telling a caller who asked for another one
+   * which there are (the discovery endpoint's `not-found`, each named only if the caller may
+   * read it). Optional: a host of your own that cannot list them leaves it out.
+   */
+  environments?(): readonly ApplicationEnvironment[];
   /** Runs a method; resolves to its result value (undefined for a method without a result). */
   invoke(context: InvocationContext): Promise<SchemaValueJson | undefined>;
+}
+
+/** An application environment a host serves. */
+export interface ApplicationEnvironment {
+  /** The application's name, as a start or discovery names it. */
+  readonly application: string;
+  /** One of its environments (`default`, `prod`, …). */
+  readonly environment: string;
 }
 
 export type MethodImplementation = (context: InvocationContext) => Promise<SchemaValueJson | undefined>;
@@ -196,6 +210,12 @@ export class StaticAgentHost implements AgentHost {
 
   agentTypes(application: string, environment: string): readonly AgentTypeDescriptor[] | undefined {
     return this.#applications.get(application)?.get(environment);
+  }
+
+  environments(): readonly ApplicationEnvironment[] {
+    return [...this.#applications].flatMap(([application, environments]) =>
+      [...environments.keys()].map((environment) => ({ application, environment })),
+    );
   }
 
   invoke(context: InvocationContext): Promise<SchemaValueJson | undefined> {

@@ -78,6 +78,7 @@ export {
   PublicProducerError,
   durabilityOf,
   type AgentHost,
+  type ApplicationEnvironment,
   type AgentTypeDefinition,
   type AgentTypeDescriptor,
   type MethodDescriptor,

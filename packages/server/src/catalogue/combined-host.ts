@@ -3,7 +3,7 @@
  * to the first host that knows it. This is how the demo is served beside a
  * user's agents (`serve --agents … --demo`) without either knowing the other.
  */
-import type { AgentHost, AgentTypeDescriptor, InvocationContext } from "../agent-host.js";
+import type { AgentHost, AgentTypeDescriptor, ApplicationEnvironment, InvocationContext } from "../agent-host.js";
 import type { SchemaValueJson } from "@golem-stream/wire";
 
 export class CombinedAgentHost implements AgentHost {
@@ -19,6 +19,19 @@ export class CombinedAgentHost implements AgentHost {
       if (types !== undefined) return types;
     }
     return undefined;
+  }
+
+  /** Those of every host that lists its own, each once (the first host's wins, as in `agentTypes`). */
+  environments(): readonly ApplicationEnvironment[] {
+    const seen = new Set<string>();
+    return this.#hosts
+      .flatMap((host) => host.environments?.() ?? [])
+      .filter(({ application, environment }) => {
+        const key = JSON.stringify([application, environment]);
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
   }
 
   invoke(context: InvocationContext): Promise<SchemaValueJson | undefined> {

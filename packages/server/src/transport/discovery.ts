@@ -10,7 +10,7 @@ import { CATALOGUE_TEXT } from "../catalogue/catalogue-text.js";
 import { canonicalJson } from "@golem-stream/wire";
 import type { AgentHost } from "../agent-host.js";
 import { authenticate, sendHttpError, sendJson } from "./http-handshake.js";
-import type { Authenticator, Authorizer, Logger } from "../options.js";
+import type { Authenticator, Authorizer, Logger, Principal } from "../options.js";
 import type { AuthThrottle } from "./auth-throttle.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
@@ -53,7 +53,13 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
     const allowed = await deps.authorizer({ caller, operation: "discover", application, environment });
     if (allowed !== true) throw new ProtocolError("forbidden", "the caller may not read this catalogue");
     const types = deps.host.agentTypes(application, environment);
-    if (types === undefined) throw new ProtocolError("not-found", "the application or environment does not exist");
+    if (types === undefined) {
+      const served = await readableEnvironments(deps, caller);
+      throw new ProtocolError(
+        "not-found",
+        `the application or environment does not exist${served.length === 0 ? "" : `; this server serves ${served.join(", ")}`}`,
+      );
+    }
     const body: JsonValue = {
       application,
       environment,
@@ -75,4 +81,30 @@ export async function handleDiscovery(request: IncomingMessage, response: Server
     deps.rejected(failure.code);
     sendHttpError(response, failure);
   }
+}
+
+/** At most this many application environments are named in a `not-found`, and twice as many asked about. */
+const MAX_NAMED_ENVIRONMENTS = 10;
+const PLAIN_NAME = /^[A-Za-z0-9._-]+$/;
+
+/**
+ * The application environments the host serves that `caller` may read (the authorizer's
+ * `discover`, as for the catalogue itself, so a refused caller learns no name): what a caller who
+ * asked for another one most likely meant (`types` without `-a` against a server of your own
+ * agents asks for the demo). Empty when the host cannot list them.
+ */
+async function readableEnvironments(deps: DiscoveryDeps, caller: Principal): Promise<string[]> {
+  const named: string[] = [];
+  for (const { application, environment } of (deps.host.environments?.() ?? []).slice(0, 2 * MAX_NAMED_ENVIRONMENTS)) {
+    // A refusal the authorizer throws (or rejects with) is a refusal: this is only a hint.
+    const allowed = await (async () => deps.authorizer({ caller, operation: "discover", application, environment }))().catch(() => false);
+    if (allowed !== true) continue;
+    named.push(
+      PLAIN_NAME.test(application) && PLAIN_NAME.test(environment)
+        ? `${application}/${environment}`
+        : JSON.stringify([application, environment]),
+    );
+    if (named.length === MAX_NAMED_ENVIRONMENTS) break;
+  }
+  return named;
 }
