@@ -12,7 +12,7 @@ import { TurnBudget, nextTurn } from "./event-loop-turns.js";
 import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
 import { PendingValues } from "./pending-values.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
-import { toBytes, type PullIterator } from "./sources.js";
+import { describeItem, isByteChunk, toBytes, type PullIterator } from "./sources.js";
 
 export interface FeederLink {
   readonly channel: number;
@@ -56,6 +56,8 @@ export class InputFeeder {
   readonly #values: PendingValues | undefined;
   #unackedBytes = 0;
   #nextSequence = 0n;
+  /** Items taken from a `stream<u8>` or `stream<binary>` source: the index a refused one is named by. */
+  #itemsTaken = 0;
   #acked = 0n;
   #terminal: Terminal | undefined;
   #terminalAcked = false;
@@ -271,9 +273,13 @@ export class InputFeeder {
 
   /** A `stream<u8>` or `stream<binary>` source's item as the entries it is sent as. */
   #byteEntries(element: "u8" | "binary", item: unknown): Pending[] {
+    // Its index among the source's items (a u8 stream's sequence counts bytes), for a refusal.
+    const index = this.#itemsTaken++;
+    const place = this.binding.place;
+    const named = `${place === undefined ? "" : `${place}: `}item ${index}`;
     switch (element) {
       case "u8": {
-        const bytes = toBytes(item);
+        const bytes = toBytes(item, named);
         const out: Pending[] = [];
         let sequence = this.#nextSequence;
         for (let at = 0; at < bytes.byteLength; at += LIMITS.maxPackedU8PayloadBytes) {
@@ -284,11 +290,11 @@ export class InputFeeder {
         return out;
       }
       case "binary": {
-        const blob: BinaryBlob =
-          item instanceof Uint8Array || ArrayBuffer.isView(item) || item instanceof ArrayBuffer
-            ? { bytes: toBytes(item) }
-            : (item as BinaryBlob);
-        const payload = toBytes(blob.bytes);
+        if (!isByteChunk(item) && (typeof item !== "object" || item === null || !("bytes" in item))) {
+          throw new ClientError("invalid-argument", `${named}: expected bytes, a { bytes, mimeType } or a Blob, got ${describeItem(item)}`);
+        }
+        const blob: BinaryBlob = isByteChunk(item) ? { bytes: toBytes(item, named) } : (item as BinaryBlob);
+        const payload = toBytes(blob.bytes, `${named}: bytes`);
         if (payload.byteLength > LIMITS.maxBinaryPayloadBytes) {
           throw new ClientError(
             "invalid-argument",

@@ -39,6 +39,11 @@ export class InputStream {
   readonly encode: ((item: unknown) => ParamNode) | undefined;
   /** For `binary` streams: the MIME type of items that give none (`inputStream.binary`'s option). */
   readonly mimeType: string | undefined;
+  /**
+   * @internal Where a typed call placed it (`hexdump.data`): an item of a `stream<u8>` or
+   * `stream<binary>` that is not bytes is refused naming it, as a value item is.
+   */
+  place: string | undefined;
   readonly #source: Source<unknown> | BlobLike;
   #claimed = false;
   #failure: unknown;

@@ -78,8 +78,11 @@ function bindingFor(source: unknown, context: StreamContext, at: string): InputS
   if (source instanceof InputStream) return source;
   const { graph, elementType } = context;
   const direct = isDirectBinary(graph, elementType);
-  if (direct === "u8") return inputStream.bytes(source as never);
-  if (direct === "binary") return inputStream.binary(source as never);
+  if (direct !== undefined) {
+    const binding = direct === "u8" ? inputStream.bytes(source as never) : inputStream.binary(source as never);
+    binding.place = at;
+    return binding;
+  }
   // The feeder encodes each item once, in the order the source yields them: the count is its index.
   let index = 0;
   return inputStream.values(source as never, (item: unknown) => toParams(item, graph, elementType, { name: "" }, `${at}: item ${index++}`));

@@ -7,7 +7,7 @@
 import { Readable } from "node:stream";
 import { implement } from "@golem-stream/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClientError, defineAgentType, t, type Client } from "../src/index.js";
+import { ClientError, defineAgentType, inputStream, t, type Client } from "../src/index.js";
 import { collect } from "./support/demo.js";
 import { startHostServer } from "./support/embedded.js";
 
@@ -18,6 +18,8 @@ const tally = defineAgentType({
     sum: { params: t.record({ numbers: t.stream(t.f64()) }), result: t.record({ count: t.u32(), total: t.f64() }) },
     echo: { params: t.record({ lines: t.stream(t.string()) }), result: t.stream(t.string()) },
     jobs: { params: t.record({ jobs: t.stream(t.record({ name: t.string(), log: t.stream(t.string()) })) }), result: t.u32() },
+    hexdump: { params: t.record({ data: t.stream(t.u8()) }), result: t.u32() },
+    files: { params: t.record({ files: t.stream(t.binary()) }), result: t.u32() },
   },
 });
 
@@ -30,6 +32,16 @@ const TALLY = implement(tally, {
   },
   async echo(_ctx, { lines }) {
     return lines;
+  },
+  async hexdump(_ctx, { data }) {
+    let bytes = 0;
+    for await (const chunk of data) bytes += chunk.byteLength;
+    return bytes;
+  },
+  async files(_ctx, { files }) {
+    let count = 0;
+    for await (const _file of files) count++;
+    return count;
   },
   async jobs(_ctx, { jobs }) {
     let lines = 0;
@@ -92,5 +104,45 @@ describe("an input item that does not fit its stream", () => {
     expect(((named as ClientError).cause as Error).message).toBe("jobs.jobs: item 1: name: expected a string, got 2");
     const nested = await agent.jobs({ jobs: [{ name: "a", log: ["x", null as never] }] }).catch((e: unknown) => e);
     expect(((nested as ClientError).cause as Error).message).toBe("jobs.jobs: item 0: log: item 1: expected a string, got null");
+  });
+});
+
+describe("an item of a byte stream that is not bytes", () => {
+  it("stream<u8>: the parameter, the item's index and what it got, as for a value stream", async () => {
+    const agent = await connect();
+    const error = await agent.hexdump({ data: [new Uint8Array([1, 2]), "oops" as never] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: "invocation-failed" });
+    const refusal = (error as ClientError).cause;
+    expect(refusal).toMatchObject({ kind: "invalid-argument" });
+    expect((refusal as Error).message).toBe('hexdump.data: item 1: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got "oops"');
+  });
+
+  it("stream<binary>: an item that is no blob, and a blob whose bytes are not bytes", async () => {
+    const agent = await connect();
+    const noBlob = await agent.files({ files: [new Uint8Array([1]), 7 as never] }).catch((e: unknown) => e);
+    expect(((noBlob as ClientError).cause as Error).message).toBe(
+      "files.files: item 1: expected bytes, a { bytes, mimeType } or a Blob, got 7",
+    );
+    const badBytes = await agent.files({ files: [{ bytes: [1, 2] as never }] }).catch((e: unknown) => e);
+    expect(((badBytes as ClientError).cause as Error).message).toBe(
+      "files.files: item 0: bytes: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got an array",
+    );
+  });
+
+  it("inputStream.bytes outside a typed call: the item's index and what it got", async () => {
+    const call = client.invoke({
+      application: "app",
+      environment: "prod",
+      agentType: "tally",
+      constructorParameters: { kind: "record", value: { fields: [{ kind: "string", value: "m" }] } },
+      method: "hexdump",
+      methodParameters: { kind: "record", value: { fields: [inputStream.bytes([new Uint8Array([1]), { length: 2 } as never])] } },
+    });
+    const failed = new Promise<unknown>((resolve) => call.on("inputFailed", ({ error }) => resolve(error)));
+    await call.finished.catch(() => undefined);
+    expect((await failed) as Error).toMatchObject({
+      kind: "invalid-argument",
+      message: "item 1: expected bytes (a Uint8Array, Buffer or ArrayBuffer), got an object",
+    });
   });
 });
