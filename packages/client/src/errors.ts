@@ -128,3 +128,15 @@ export function invalidCancelReason(reason: unknown): ClientError {
     `a cancel reason is one of ${CLIENT_CANCEL_REASONS.join(", ")}; got ${typeof reason === "string" ? JSON.stringify(reason) : typeof reason}`,
   );
 }
+
+/** The server's whole explanation of a failure it gives no reason for (an agent that threw, a restart). */
+export const SERVER_GENERIC_FAILURE = "invocation failed";
+
+/**
+ * What this process adds to a failure the server gives no reason for when it was away from the
+ * server during the call (a connection lost, or a start from saved state): only it knows that, and
+ * a restart fails every invocation it was running that is not replayable. The CLI says the same.
+ */
+export const AWAY_FAILURE_NOTE =
+  "the invocation failed on the server while this process was away from it, without a reason (the server's log has it); " +
+  "it may have been a server restart, which fails every invocation it was running that is not replayable";

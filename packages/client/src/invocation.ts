@@ -5,7 +5,7 @@
  */
 import type { InvocationResultBody, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 import type { CancelOutcome } from "./cancel-delivery.js";
-import { ClientError } from "./errors.js";
+import { AWAY_FAILURE_NOTE, ClientError, SERVER_GENERIC_FAILURE } from "./errors.js";
 import type { ResumeState } from "./checkpoint.js";
 import type { InputStream } from "./input-stream.js";
 import type { OutputStream } from "./output-stream.js";
@@ -154,9 +154,13 @@ export class Invocation {
         // The server's message is public and generic; an input this process failed to feed (its
         // source threw, or an item did not fit its type) is the usual reason, and only known here.
         const failure = this.#inputFailure;
+        // Without a reason from the server, after this process was away from it: a restart may be why.
+        const away = failure === undefined && outcome.message === SERVER_GENERIC_FAILURE && this.#session.wasAway;
         const error =
           failure === undefined
-            ? new ClientError("invocation-failed", outcome.message, { code: outcome.code })
+            ? new ClientError("invocation-failed", away ? `${outcome.message} (${AWAY_FAILURE_NOTE})` : outcome.message, {
+                code: outcome.code,
+              })
             : new ClientError(
                 "invocation-failed",
                 `${outcome.message} (after an input of this call failed here: ${failure instanceof Error ? failure.message : String(failure)})`,

@@ -24,6 +24,8 @@ export interface OutputRegistryHost {
   otherStreams(): number;
   /** What the first input source of the session that failed here threw (OutputStreamHost.inputFailure). */
   inputFailure(): { readonly error: unknown } | undefined;
+  /** Whether this process was away from the server during the call (OutputStreamHost.wasAway). */
+  wasAway(): boolean;
 }
 
 export class OutputRegistry {
@@ -74,6 +76,7 @@ export class OutputRegistry {
       sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
       onItemDropped: (chunk) => this.#dropNested(chunk),
       inputFailure: () => this.#host.inputFailure(),
+      wasAway: () => this.#host.wasAway(),
     };
     const deliveredAt = inherited === undefined ? undefined : itemCursorPosition(inherited);
     stream = new OutputStream(streamToken, host, {

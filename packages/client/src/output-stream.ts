@@ -25,7 +25,7 @@
  * both, which is what the cursor rule above must keep private.
  */
 import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
-import { ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
+import { AWAY_FAILURE_NOTE, ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
 import { nextTurn } from "./event-loop-turns.js";
 import type { ElementSchema } from "./schema.js";
@@ -70,6 +70,12 @@ export interface OutputStreamHost {
    * public, generic message cannot say. Boxed: a source may throw `undefined`.
    */
   inputFailure(): { readonly error: unknown } | undefined;
+  /**
+   * Whether this process was away from the server during the call (a connection lost, or a start
+   * from saved state): a stream the server then cancelled `invocation-failed`, without a reason,
+   * may have been failed by a restart, which only this process can say.
+   */
+  wasAway(): boolean;
 }
 
 interface Entry {
@@ -467,7 +473,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         const outcome = this.#ending.outcome;
         if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
         if (outcome.kind === "detached") throw outcome.error;
-        throw outcomeError(outcome, this.#host.inputFailure());
+        throw outcomeError(outcome, this.#host.inputFailure(), this.#host.wasAway());
       }
       await new Promise<void>((resolve) => this.#wakers.push(resolve));
     }
@@ -640,7 +646,11 @@ function chunkBytes(chunk: OutputChunk): number {
   return 0; // a decoded native value: the session charges its wire size
 }
 
-function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>, inputFailure: { readonly error: unknown } | undefined): ClientError {
+function outcomeError(
+  outcome: Exclude<OutputOutcome, { kind: "ok" }>,
+  inputFailure: { readonly error: unknown } | undefined,
+  wasAway: boolean,
+): ClientError {
   if (outcome.kind === "error") {
     if (inputFailure === undefined) return new ClientError("stream-failed", outcome.message, { code: outcome.code });
     // Said from the input's side: that is where the caller must look (its source threw, or an item
@@ -657,5 +667,10 @@ function outcomeError(outcome: Exclude<OutputOutcome, { kind: "ok" }>, inputFail
       },
     );
   }
-  return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}`, { reason: outcome.reason as ServerCancelReason });
+  // The server cancels every stream of an invocation it fails with `invocation-failed`, and says
+  // no more; after this process was away, a restart may be why (docs/protocol/client.md §3).
+  const note = outcome.reason === "invocation-failed" && wasAway && inputFailure === undefined ? `: ${AWAY_FAILURE_NOTE}` : "";
+  return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}${note}`, {
+    reason: outcome.reason as ServerCancelReason,
+  });
 }

@@ -169,11 +169,18 @@ export class Session {
   readonly #persistence: StatePersistence;
   /** The first input source that failed here, boxed (a source may throw `undefined`). */
   #inputFailure: { readonly error: unknown } | undefined;
+  /**
+   * This process was away from the server during the call: a connection was lost (and the call
+   * went on over another), or it began from saved state. A failure the server gives no reason for
+   * may then have been a restart, which fails every invocation it ran that is not replayable.
+   */
+  #away: boolean;
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
     this.#callbacks = callbacks;
     this.#start = start;
+    this.#away = start.kind === "attach";
     this.#budget = new OutputBudget(config.maxQueuedEntriesPerStream, config.maxQueuedBytes, (paused) => {
       const connection = this.#attachment?.accepted ? this.#attachment.connection : undefined;
       if (paused) connection?.pause();
@@ -210,6 +217,7 @@ export class Session {
         },
         otherStreams: () => this.#inputs.size,
         inputFailure: () => this.#inputFailure,
+        wasAway: () => this.#away,
       },
       start.kind === "attach" ? start.state.outputCursors : [],
     );
@@ -246,6 +254,11 @@ export class Session {
 
   get sessionToken(): string | undefined {
     return this.#sessionToken;
+  }
+
+  /** See `#away`. */
+  get wasAway(): boolean {
+    return this.#away;
   }
 
   get outputs(): ReadonlyMap<string, OutputStream> {
@@ -287,6 +300,7 @@ export class Session {
       this.#progressed = false;
       this.#acceptedAt = undefined;
       let outcome = await this.#connectOnce();
+      if (outcome.kind === "lost") this.#away = true;
       if (this.#done) return;
       if (this.#confirming !== undefined) {
         const unconfirmed = await this.#confirming;

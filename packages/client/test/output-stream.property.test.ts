@@ -27,6 +27,7 @@ describe("output stream dedupe", () => {
             sendCancel: () => undefined,
             onItemDropped: () => undefined,
             inputFailure: () => undefined,
+            wasAway: () => false,
           };
           const stream = new OutputStream("s", host);
           const iterator = stream[Symbol.asyncIterator]();

@@ -45,6 +45,18 @@ export interface FailureContext {
 /** The server's whole explanation of a failure it does not explain (docs/protocol/server.md, "Restart"). */
 const SERVER_GENERIC_FAILURE = "invocation failed";
 
+/**
+ * The client's message for that failure after this process was away from the server: the
+ * server's words, then the client's note that a restart may be why (docs/protocol/client.md §3).
+ * It is said here in the CLI's own words, which know more (a resume, its inputs).
+ */
+const CLIENT_AWAY_NOTE = `${SERVER_GENERIC_FAILURE} (the invocation failed on the server while this process was away from it`;
+
+/** The server's message of a failure, without what the client added for a process that was away. */
+function serverMessage(message: string): string {
+  return message.startsWith(CLIENT_AWAY_NOTE) ? SERVER_GENERIC_FAILURE : message;
+}
+
 export function failureOf(error: unknown, context: FailureContext = {}): Failure {
   const failure = describeFailure(error, context);
   return isClientError(error) && error.code !== undefined ? { ...failure, code: error.code } : failure;
@@ -65,8 +77,9 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
           ? { exitCode: EXIT.invocationFailed, message: `the invocation failed on the server${code} after its input was cancelled` }
           : { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${message}` };
       }
-      if (error.message !== "" && error.message !== SERVER_GENERIC_FAILURE) {
-        return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${error.message}` };
+      const said = serverMessage(error.message);
+      if (said !== "" && said !== SERVER_GENERIC_FAILURE) {
+        return { exitCode: EXIT.invocationFailed, message: `invocation failed${code}: ${said}` };
       }
       // The server says no more than this for an agent that threw (an input cancelled as
       // source-unavailable too) and for a restart (which fails every invocation it was running that is not replayable);
