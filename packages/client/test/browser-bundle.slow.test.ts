@@ -46,11 +46,15 @@ const entries = ENTRIES as Record<string, string>;
  * their options, 47.0 KiB soon after); 47.8 KiB once wrong arguments and input
  * items were said in the caller's names with what was passed (schema-value's
  * data-path.ts) and an unknown agent type with the types there are, when it
- * went to 48 KiB; about 40% of it is
+ * went to 48 KiB; 49.0 KiB once a typed call's result was checked against its
+ * contract, a TLS port's refusal of a plain request was recognised, a cancel
+ * gave a method that does not read its input a bounded time and told a
+ * success as one, and a wrong byte-source item was said by parameter and
+ * index, when it went to 50 KiB; about 40% of it is
  * @golem-stream/schema-value, which validates every received value against its
  * schema as protocol section 2 requires).
  */
-const BUDGET_GZIP_BYTES = 48 * 1024;
+const BUDGET_GZIP_BYTES = 50 * 1024;
 
 const nodeOnly = (inputs: readonly string[]): string[] =>
   inputs.filter((input) => /node_modules\/(\.pnpm\/)?ws[@/]|ws-transport\.js$|^node:/.test(input));
