@@ -12,7 +12,8 @@ import { TurnBudget, nextTurn } from "./event-loop-turns.js";
 import { CheckedInputItem, checkInputItem, checkedItemLength } from "./item-encoding.js";
 import { PendingValues } from "./pending-values.js";
 import type { InputStream, BinaryBlob } from "./input-stream.js";
-import { describeItem, isByteChunk, toBytes, type PullIterator } from "./sources.js";
+import { isByteChunk, toBytes, type PullIterator } from "./sources.js";
+import { describeJs } from "@golem-stream/schema-value";
 
 export interface FeederLink {
   readonly channel: number;
@@ -291,7 +292,7 @@ export class InputFeeder {
       }
       case "binary": {
         if (!isByteChunk(item) && (typeof item !== "object" || item === null || !("bytes" in item))) {
-          throw new ClientError("invalid-argument", `${named}: expected bytes, a { bytes, mimeType } or a Blob, got ${describeItem(item)}`);
+          throw new ClientError("invalid-argument", `${named}: expected bytes, a { bytes, mimeType } or a Blob, got ${describeJs(item)}`);
         }
         const blob: BinaryBlob = isByteChunk(item) ? { bytes: toBytes(item, named) } : (item as BinaryBlob);
         const payload = toBytes(blob.bytes, `${named}: bytes`);

@@ -5,6 +5,7 @@
  * unacknowledged buffer has room (a paused producer, not an unbounded queue).
  */
 
+import { describeJs } from "@golem-stream/schema-value";
 import { ClientError } from "./errors.js";
 
 const notASource = (): ClientError =>
@@ -223,23 +224,6 @@ export function toBytes(chunk: unknown, item?: string): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
   if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  const expected = `expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describeItem(chunk)}`;
+  const expected = `expected bytes (a Uint8Array, Buffer or ArrayBuffer), got ${describeJs(chunk)}`;
   throw new ClientError("invalid-argument", item === undefined ? expected : `${item}: ${expected}`);
-}
-
-/** What a wrong item is, as a value stream's refusal says it: a scalar as written, an object by its class. */
-export function describeItem(x: unknown): string {
-  if (typeof x === "string") return JSON.stringify(x.length > 32 ? `${x.slice(0, 32)}…` : x);
-  if (typeof x === "bigint") return `${x}n`;
-  if (typeof x !== "object" || x === null) return typeof x === "symbol" || typeof x === "function" ? `a ${typeof x}` : String(x);
-  if (Array.isArray(x)) return "an array";
-  let name: unknown;
-  try {
-    const proto: unknown = Object.getPrototypeOf(x);
-    name = proto === null || proto === Object.prototype ? undefined : (proto as { constructor?: { name?: unknown } }).constructor?.name;
-  } catch {
-    // A Proxy's trap: it is still an object.
-  }
-  if (typeof name !== "string" || !/^[A-Za-z_$][\w$]*$/.test(name)) return "an object";
-  return /^[AEIOaeio]/.test(name) ? `an ${name}` : `a ${name}`;
 }

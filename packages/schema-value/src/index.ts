@@ -14,6 +14,7 @@ export { decodeSchemaValue, type DecodeValueOptions, type DecodedValue, type Str
 export { encodeSchemaValue, normalizeSchemaValue, schemaValuesEqual, byteCharge, type EncodeValueOptions } from "./encode.js";
 export * from "./types.js";
 export { toJs, fromJs, jsCodec, isStreamRef, type ToJsHooks, type FromJsHooks, type StreamContext, type JsCodec } from "./js.js";
+export { describeJs } from "./data-path.js";
 export type { JsOf, Small, VariantJs, TupleJs, RecordJs, Flat, JsStreams, StreamRefs, MapStream } from "./js-types.js";
 export { v } from "./value-builders.js";
 export {
