@@ -2,7 +2,8 @@
  * `golem-stream serve --config FILE` as a service manager runs it: a real
  * process started from another working directory, its options from a JSON
  * file whose relative paths are the file's, a flag beside it winning, and a
- * mistake in the file stopping serve before it listens.
+ * mistake in the file stopping serve before it listens, and a value from the
+ * file that serve refuses named by the file and its member.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,4 +42,16 @@ it("serve --config with a member serve does not know: exit 2 naming the file and
   expect(result.code).toBe(EXIT.usage);
   expect(result.stderr).toContain(`${file}: "max-conections" is not an option of serve; did you mean "max-connections"?`);
   expect(result.stdout.toString()).toBe("");
+});
+
+it("a value the file gave that serve refuses is named by the file and its member; the same value as a flag by the flag", async () => {
+  const etc = scratchDir();
+  const file = join(etc, "serve.json");
+  writeFileSync(file, JSON.stringify({ port: 0, "token-file": "missing-tokens" }));
+  const state = join(scratchDir(), "state");
+  const fromFile = await run(["serve", "--config", file, "--data-dir", state]);
+  expect(fromFile.code).toBe(EXIT.usage);
+  expect(fromFile.stderr).toBe(`golem-stream: ${file}: "token-file": ${join(etc, "missing-tokens")}: cannot read it (ENOENT)\n`);
+  const fromFlag = await run(["serve", "--config", file, "--token-file", join(etc, "also-missing"), "--data-dir", state]);
+  expect(fromFlag.stderr).toBe(`golem-stream: --token-file ${join(etc, "also-missing")}: cannot read it (ENOENT)\n`);
 });

@@ -320,8 +320,14 @@ export function addServeCommand(program: Command, { io, setExitCode }: CommandCo
       const file = (command.opts() as { config?: string }).config;
       if (file !== undefined) await (await import("./serve-config.js")).applyConfigFile(command, file, io.env);
     })
-    .action(async (options: ServeOptions & { readonly logFile?: string }) => {
+    .action(async (options: ServeOptions & { readonly logFile?: string; readonly config?: string }, command: Command) => {
       const [{ runServe }, { withLogFile }] = await Promise.all([import("./serve.js"), import("../io/log-file.js")]);
-      setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));
+      try {
+        setExitCode(await withLogFile(options.logFile, io, (served) => runServe(options, served)));
+      } catch (error) {
+        // A refusal of a value the config file gave is said as the file's, as its own refusals are.
+        if (options.config === undefined) throw error;
+        throw (await import("./serve-config.js")).namedByConfig(error, command, options.config);
+      }
     });
 }

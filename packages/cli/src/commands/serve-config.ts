@@ -28,7 +28,7 @@ import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { Command, Option } from "commander";
 import { parseStrictJson } from "@golem-stream/wire";
-import { usageError } from "../exit-codes.js";
+import { CliError, usageError } from "../exit-codes.js";
 
 /** A serve configuration is a few hundred bytes; a file far larger is not one. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -81,6 +81,25 @@ export async function applyConfigFile(command: Command, file: string, env: Env):
     const value = optionValue(option, raw, `${file}: "${key}"`, dirname(path));
     command.setOptionValueWithSource(attribute, value, "config");
   }
+}
+
+/**
+ * `error` as the config file's: a usage error that names an option by its flag (`--tls-cert X:
+ * cannot read it`) whose value came from `file` says so (`serve.json: "tls-cert": X: cannot read
+ * it`), as the file's own refusals do, since the flag was never typed. Anything else as it is.
+ */
+export function namedByConfig(error: unknown, command: Command, file: string): unknown {
+  if (!(error instanceof CliError)) return error;
+  const match = /^--([a-z][a-z0-9-]*) ([\s\S]*)$/.exec(error.message);
+  if (match === null) return error;
+  const [, key = "", rest = ""] = match;
+  const option = command.options.find((candidate) => keyOf(candidate) === key);
+  if (option === undefined || command.getOptionValueSource(option.attributeName()) !== "config") return error;
+  return new CliError(error.exitCode, `${file}: "${key}": ${rest}`, {
+    cause: error,
+    retryable: error.retryable,
+    ...(error.code === undefined ? {} : { code: error.code }),
+  });
 }
 
 async function readConfig(path: string, shown: string): Promise<Record<string, unknown>> {
