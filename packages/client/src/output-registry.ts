@@ -4,7 +4,14 @@
  * inherited from saved state, given the element schema of the value that
  * exposed it. Also the cursor set a resume sends.
  */
-import { LIMITS, type InvocationResultBody, type JsonValue, type SchemaValueJson, type ClientCancelReason } from "@golem-stream/wire";
+import {
+  LIMITS,
+  type InvocationOutcome,
+  type InvocationResultBody,
+  type JsonValue,
+  type SchemaValueJson,
+  type ClientCancelReason,
+} from "@golem-stream/wire";
 import type { SchemaGraph } from "@golem-stream/schema-value";
 import { violation } from "./errors.js";
 import { OutputStream, type OutputChunk, type OutputStreamHost } from "./output-stream.js";
@@ -26,6 +33,8 @@ export interface OutputRegistryHost {
   inputFailure(): { readonly error: unknown } | undefined;
   /** Whether this process was away from the server during the call (OutputStreamHost.wasAway). */
   wasAway(): boolean;
+  /** How the server finished the invocation, once known (OutputStreamHost.invocationOutcome). */
+  invocationOutcome(): InvocationOutcome | undefined;
 }
 
 export class OutputRegistry {
@@ -77,6 +86,7 @@ export class OutputRegistry {
       onItemDropped: (chunk) => this.#dropNested(chunk),
       inputFailure: () => this.#host.inputFailure(),
       wasAway: () => this.#host.wasAway(),
+      invocationOutcome: () => this.#host.invocationOutcome(),
     };
     const deliveredAt = inherited === undefined ? undefined : itemCursorPosition(inherited);
     stream = new OutputStream(streamToken, host, {

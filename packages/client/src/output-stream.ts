@@ -24,8 +24,8 @@
  * (items, ends, halts) share one queue and one cursor; splitting them would expose that queue to
  * both, which is what the cursor rule above must keep private.
  */
-import type { OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
-import { AWAY_FAILURE_NOTE, ClientError, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
+import type { InvocationOutcome, OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
+import { AWAY_FAILURE_NOTE, ClientError, SERVER_GENERIC_FAILURE, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
 import { nextTurn } from "./event-loop-turns.js";
 import type { ElementSchema } from "./schema.js";
@@ -76,6 +76,8 @@ export interface OutputStreamHost {
    * may have been failed by a restart, which only this process can say.
    */
   wasAway(): boolean;
+  /** How the server finished the invocation, once it said so: why it cancelled a stream `invocation-failed`. */
+  invocationOutcome(): InvocationOutcome | undefined;
 }
 
 interface Entry {
@@ -473,7 +475,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         const outcome = this.#ending.outcome;
         if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
         if (outcome.kind === "detached") throw outcome.error;
-        throw outcomeError(outcome, this.#host.inputFailure(), this.#host.wasAway());
+        throw outcomeError(outcome, this.#host.inputFailure(), this.#host.wasAway(), this.#host.invocationOutcome());
       }
       await new Promise<void>((resolve) => this.#wakers.push(resolve));
     }
@@ -650,6 +652,7 @@ function outcomeError(
   outcome: Exclude<OutputOutcome, { kind: "ok" }>,
   inputFailure: { readonly error: unknown } | undefined,
   wasAway: boolean,
+  finished: InvocationOutcome | undefined,
 ): ClientError {
   if (outcome.kind === "error") {
     if (inputFailure === undefined) return new ClientError("stream-failed", outcome.message, { code: outcome.code });
@@ -667,10 +670,18 @@ function outcomeError(
       },
     );
   }
-  // The server cancels every stream of an invocation it fails with `invocation-failed`, and says
-  // no more; after this process was away, a restart may be why (docs/protocol/client.md §3).
-  const note = outcome.reason === "invocation-failed" && wasAway && inputFailure === undefined ? `: ${AWAY_FAILURE_NOTE}` : "";
+  // The server cancels every stream of an invocation it fails with `invocation-failed` and says why
+  // in the invocation's own finish: its reason goes on the stream's error when it is known. One it
+  // gives no reason for may, after this process was away, have been a restart (docs/protocol/client.md §3).
+  const note = outcome.reason === "invocation-failed" && inputFailure === undefined ? failureNote(finished, wasAway) : "";
   return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}${note}`, {
     reason: outcome.reason as ServerCancelReason,
   });
+}
+
+/** What an `invocation-failed` cancel of a stream adds: the invocation's reason, if the server gave one and it is known yet. */
+function failureNote(finished: InvocationOutcome | undefined, wasAway: boolean): string {
+  if (finished?.kind !== "failure") return "";
+  if (finished.message !== SERVER_GENERIC_FAILURE) return `: ${finished.code}: ${finished.message}`;
+  return wasAway ? `: ${AWAY_FAILURE_NOTE}` : "";
 }

@@ -175,6 +175,8 @@ export class Session {
    * may then have been a restart, which fails every invocation it ran that is not replayable.
    */
   #away: boolean;
+  /** How the server finished the invocation, once it said so: a stream it cancelled `invocation-failed` tells why from it. */
+  #finishedAs: InvocationOutcome | undefined;
 
   constructor(config: SessionConfig, start: SessionStart, callbacks: SessionCallbacks) {
     this.#config = config;
@@ -218,6 +220,7 @@ export class Session {
         otherStreams: () => this.#inputs.size,
         inputFailure: () => this.#inputFailure,
         wasAway: () => this.#away,
+        invocationOutcome: () => this.#finishedAs,
       },
       start.kind === "attach" ? start.state.outputCursors : [],
     );
@@ -300,7 +303,9 @@ export class Session {
       this.#progressed = false;
       this.#acceptedAt = undefined;
       let outcome = await this.#connectOnce();
-      if (outcome.kind === "lost") this.#away = true;
+      // Away from an invocation the server holds: accepted before (or begun from saved state). Not a
+      // connection refused before anything was accepted, nor the server's own retryable refusal.
+      if (outcome.kind === "lost" && this.#sessionToken !== undefined && !outcome.cause.startsWith("refused: ")) this.#away = true;
       if (this.#done) return;
       if (this.#confirming !== undefined) {
         const unconfirmed = await this.#confirming;
@@ -622,6 +627,7 @@ export class Session {
   }
 
   #onFinished(outcome: InvocationOutcome): void {
+    this.#finishedAs = outcome;
     // Every stream has its terminal (protocol 6.9): nothing is left to cancel. A success whose
     // streams all ended without being cut is the method's own: the cancel stopped nothing of it.
     if (this.#cancel !== undefined) {

@@ -28,6 +28,7 @@ describe("output stream dedupe", () => {
             onItemDropped: () => undefined,
             inputFailure: () => undefined,
             wasAway: () => false,
+            invocationOutcome: () => undefined,
           };
           const stream = new OutputStream("s", host);
           const iterator = stream[Symbol.asyncIterator]();
