@@ -296,7 +296,7 @@ class SessionRunner {
     if (cancelled.kind === "not-reached") {
       const why =
         cancelled.inputsEnded === true
-          ? `the server ended its input, but its method had not returned ${CANCEL_RETURN_WAIT_MS / 1000} s later (it does not read it)`
+          ? `the server ended its input, but its method had not returned ${CANCEL_RETURN_WAIT_MS / 1000} s later (it may not read it, or is still stopping)`
           : "its method had not returned and had no input open to cancel";
       return {
         kind: "not-reached",
