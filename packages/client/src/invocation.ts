@@ -179,7 +179,8 @@ export class Invocation {
       onCheckpoint,
     });
     if (signal !== undefined) {
-      const onAbort = (): void => void this.cancel("aborted by the caller's signal");
+      // The signal's reason (`controller.abort(reason)`) is the `aborted` error's cause, as for `client.agent`.
+      const onAbort = (): void => void this.#session.abort("aborted by the caller's signal", signal.reason);
       if (signal.aborted) queueMicrotask(onAbort);
       else {
         signal.addEventListener("abort", onAbort, { once: true });

@@ -388,10 +388,10 @@ export class Session {
    * policy) — and then the session detaches. Resolves with what became of
    * the cancellations; never rejects.
    */
-  abort(reason: string): Promise<CancelOutcome> {
+  abort(reason: string, cause?: unknown): Promise<CancelOutcome> {
     if (this.#cancel !== undefined) return this.#cancel.outcome;
     if (this.#done) return Promise.resolve({ kind: "already-over" });
-    const cancel = (this.#cancel = new CancelDelivery(new ClientError("aborted", reason)));
+    const cancel = (this.#cancel = new CancelDelivery(new ClientError("aborted", reason, cause === undefined ? {} : { cause })));
     this.#resultBeforeCancel = this.#resultSeen;
     for (const feeder of this.#inputs.feeders()) {
       if (feeder.open) this.#cancelEndsInput = true;

@@ -66,8 +66,10 @@ describe("the caller's AbortSignal", () => {
     const iterator = stream.values()[Symbol.asyncIterator]();
     const seen: unknown[] = [];
     for (let i = 0; i < 5; i++) seen.push(((await iterator.next()).value as { value: unknown }).value);
-    controller.abort();
-    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+    const reason = new Error("the user pressed stop");
+    controller.abort(reason);
+    // The signal's reason is the error's cause, as for client.agent's signal.
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted", cause: reason });
     await expect(call.result).resolves.toMatchObject({ kind: "value" });
     expect(call.signal.aborted).toBe(true);
     expect(await stream.ended).toMatchObject({ kind: "detached", error: { kind: "aborted" } });
@@ -92,7 +94,7 @@ describe("the caller's AbortSignal", () => {
 
   it("an already aborted signal cancels before anything is delivered", async () => {
     const call = client.invoke({ ...demo, method: "count", methodParameters: record(u32(10), u32(0)), signal: AbortSignal.abort() });
-    await expect(call.finished).rejects.toMatchObject({ kind: "aborted" });
+    await expect(call.finished).rejects.toMatchObject({ kind: "aborted", cause: expect.objectContaining({ name: "AbortError" }) });
     expect(call.signal.aborted).toBe(true);
   });
 
