@@ -9,6 +9,7 @@ import { MiB, ProtocolError, getMember, isJsonObject, parseStrictJson, type Json
 import { catalogueRefusal } from "./catalogue-refusal.js";
 import { ClientError, serverViolation } from "./errors.js";
 import type { CatalogueRequestInit } from "./transport.js";
+import { pageOriginHint } from "./page-origin-hint.js";
 
 export const DISCOVERY_PATH = "/v1/agents/types";
 /**
@@ -73,7 +74,9 @@ export async function fetchCatalogue(
       aborted(url, signal) ??
       (cause instanceof ClientError
         ? cause
-        : new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}`, { cause }))
+        : new ClientError("connection-lost", `could not reach the discovery endpoint ${url}: ${fetchFailure(cause)}${pageOriginHint()}`, {
+            cause,
+          }))
     );
   }
   try {

@@ -41,6 +41,7 @@ import { ClientError } from "./errors.js";
 import { encodeClientMessage, framesCheckedItems } from "./item-encoding.js";
 import { optionsObject, positiveInteger, positiveMs } from "./option-checks.js";
 import type { Connection, ConnectionHandlers, ConnectRequest, Transport } from "./transport.js";
+import { pageOriginHint } from "./page-origin-hint.js";
 
 /** The part of the WHATWG `WebSocket` interface this transport uses. */
 export interface WebSocketLike {
@@ -165,7 +166,8 @@ export function webSocketTransport(options?: WebSocketTransportOptions): Transpo
           resolve(connection);
         });
         socket.addEventListener("error", () => {
-          if (!opened) reject(new Error("WebSocket connection failed")); // uncertain: retried
+          // Uncertain: retried. A browser tells no reason, not even the server's 403 to a page origin it does not allow.
+          if (!opened) reject(new Error(`WebSocket connection failed${pageOriginHint()}`));
         });
         socket.addEventListener("message", ({ data }) => {
           if (failure !== undefined || closed) return;

@@ -46,7 +46,7 @@ const entries = ENTRIES as Record<string, string>;
  * their options, 47.0 KiB soon after); 47.8 KiB once wrong arguments and input
  * items were said in the caller's names with what was passed (schema-value's
  * data-path.ts) and an unknown agent type with the types there are, when it
- * went to 48 KiB; 49.0 KiB (48.4 KiB once a copied helper was shared) once a typed call's result was checked against its
+ * went to 48 KiB; 49.0 KiB (48.6 KiB once a copied helper was shared) once a typed call's result was checked against its
  * contract, a TLS port's refusal of a plain request was recognised, a cancel
  * gave a method that does not read its input a bounded time and told a
  * success as one, and a wrong byte-source item was said by parameter and
