@@ -140,3 +140,16 @@ export const SERVER_GENERIC_FAILURE = "invocation failed";
 export const AWAY_FAILURE_NOTE =
   "the invocation failed on the server while this process was away from it, without a reason (the server's log has it); " +
   "it may have been a server restart, which fails every invocation it was running that is not replayable";
+
+/**
+ * `AWAY_FAILURE_NOTE`, or, when this process had to cancel an input whose source was left with the
+ * process it took over from (`source-unavailable`), the same with that second likely cause.
+ */
+export function awayFailureNote(inputsLeftBehind: boolean): string {
+  if (!inputsLeftBehind) return AWAY_FAILURE_NOTE;
+  return (
+    "the invocation failed on the server while this process was away from it, without a reason (the server's log has it); " +
+    "it may have been a server restart (it fails every invocation it was running that is not replayable), or an input " +
+    "only the process this one took over from could feed, which had to be cancelled here (source-unavailable)"
+  );
+}

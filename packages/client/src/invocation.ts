@@ -5,7 +5,7 @@
  */
 import type { InvocationResultBody, SchemaGraphJson, SchemaValueJson } from "@golem-stream/wire";
 import type { CancelOutcome } from "./cancel-delivery.js";
-import { AWAY_FAILURE_NOTE, ClientError, SERVER_GENERIC_FAILURE } from "./errors.js";
+import { ClientError, SERVER_GENERIC_FAILURE } from "./errors.js";
 import type { ResumeState } from "./checkpoint.js";
 import type { InputStream } from "./input-stream.js";
 import type { OutputStream } from "./output-stream.js";
@@ -155,10 +155,10 @@ export class Invocation {
         // source threw, or an item did not fit its type) is the usual reason, and only known here.
         const failure = this.#inputFailure;
         // Without a reason from the server, after this process was away from it: a restart may be why.
-        const away = failure === undefined && outcome.message === SERVER_GENERIC_FAILURE && this.#session.wasAway;
+        const away = failure === undefined && outcome.message === SERVER_GENERIC_FAILURE ? this.#session.awayNote : undefined;
         const error =
           failure === undefined
-            ? new ClientError("invocation-failed", away ? `${outcome.message} (${AWAY_FAILURE_NOTE})` : outcome.message, {
+            ? new ClientError("invocation-failed", away !== undefined ? `${outcome.message} (${away})` : outcome.message, {
                 code: outcome.code,
               })
             : new ClientError(

@@ -31,8 +31,8 @@ export interface OutputRegistryHost {
   otherStreams(): number;
   /** What the first input source of the session that failed here threw (OutputStreamHost.inputFailure). */
   inputFailure(): { readonly error: unknown } | undefined;
-  /** Whether this process was away from the server during the call (OutputStreamHost.wasAway). */
-  wasAway(): boolean;
+  /** What a failure without a reason adds when this process was away from the server (OutputStreamHost.awayNote). */
+  awayNote(): string | undefined;
   /** How the server finished the invocation, once known (OutputStreamHost.invocationOutcome). */
   invocationOutcome(): InvocationOutcome | undefined;
 }
@@ -85,7 +85,7 @@ export class OutputRegistry {
       sendCancel: (target, reason) => this.#host.sendCancel(target, reason),
       onItemDropped: (chunk) => this.#dropNested(chunk),
       inputFailure: () => this.#host.inputFailure(),
-      wasAway: () => this.#host.wasAway(),
+      awayNote: () => this.#host.awayNote(),
       invocationOutcome: () => this.#host.invocationOutcome(),
     };
     const deliveredAt = inherited === undefined ? undefined : itemCursorPosition(inherited);

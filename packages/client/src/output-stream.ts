@@ -25,7 +25,7 @@
  * both, which is what the cursor rule above must keep private.
  */
 import type { InvocationOutcome, OutputOutcome, SchemaValueJson, ServerCancelReason, ClientCancelReason } from "@golem-stream/wire";
-import { AWAY_FAILURE_NOTE, ClientError, SERVER_GENERIC_FAILURE, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
+import { ClientError, SERVER_GENERIC_FAILURE, invalidCancelReason, isClientCancelReason, violation } from "./errors.js";
 import type { BinaryBlob } from "./input-stream.js";
 import { nextTurn } from "./event-loop-turns.js";
 import type { ElementSchema } from "./schema.js";
@@ -71,11 +71,11 @@ export interface OutputStreamHost {
    */
   inputFailure(): { readonly error: unknown } | undefined;
   /**
-   * Whether this process was away from the server during the call (a connection lost, or a start
-   * from saved state): a stream the server then cancelled `invocation-failed`, without a reason,
-   * may have been failed by a restart, which only this process can say.
+   * What a stream the server cancelled `invocation-failed` without a reason adds when this
+   * process was away from the server during the call (a connection lost, or a start from saved
+   * state): a restart may have failed it, which only this process can say. Undefined when it was not away.
    */
-  wasAway(): boolean;
+  awayNote(): string | undefined;
   /** How the server finished the invocation, once it said so: why it cancelled a stream `invocation-failed`. */
   invocationOutcome(): InvocationOutcome | undefined;
 }
@@ -475,7 +475,7 @@ export class OutputStream implements AsyncIterable<OutputChunk> {
         const outcome = this.#ending.outcome;
         if (outcome.kind === "ok" || outcome.kind === "already-delivered") return { done: true, value: undefined };
         if (outcome.kind === "detached") throw outcome.error;
-        throw outcomeError(outcome, this.#host.inputFailure(), this.#host.wasAway(), this.#host.invocationOutcome());
+        throw outcomeError(outcome, this.#host.inputFailure(), this.#host.awayNote(), this.#host.invocationOutcome());
       }
       await new Promise<void>((resolve) => this.#wakers.push(resolve));
     }
@@ -651,7 +651,7 @@ function chunkBytes(chunk: OutputChunk): number {
 function outcomeError(
   outcome: Exclude<OutputOutcome, { kind: "ok" }>,
   inputFailure: { readonly error: unknown } | undefined,
-  wasAway: boolean,
+  awayNote: string | undefined,
   finished: InvocationOutcome | undefined,
 ): ClientError {
   if (outcome.kind === "error") {
@@ -673,15 +673,15 @@ function outcomeError(
   // The server cancels every stream of an invocation it fails with `invocation-failed` and says why
   // in the invocation's own finish: its reason goes on the stream's error when it is known. One it
   // gives no reason for may, after this process was away, have been a restart (docs/protocol/client.md §3).
-  const note = outcome.reason === "invocation-failed" && inputFailure === undefined ? failureNote(finished, wasAway) : "";
+  const note = outcome.reason === "invocation-failed" && inputFailure === undefined ? failureNote(finished, awayNote) : "";
   return new ClientError("stream-cancelled", `stream cancelled: ${outcome.reason}${note}`, {
     reason: outcome.reason as ServerCancelReason,
   });
 }
 
 /** What an `invocation-failed` cancel of a stream adds: the invocation's reason, if the server gave one and it is known yet. */
-function failureNote(finished: InvocationOutcome | undefined, wasAway: boolean): string {
+function failureNote(finished: InvocationOutcome | undefined, awayNote: string | undefined): string {
   if (finished?.kind !== "failure") return "";
   if (finished.message !== SERVER_GENERIC_FAILURE) return `: ${finished.code}: ${finished.message}`;
-  return wasAway ? `: ${AWAY_FAILURE_NOTE}` : "";
+  return awayNote === undefined ? "" : `: ${awayNote}`;
 }

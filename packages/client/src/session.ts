@@ -33,7 +33,7 @@ import { openAttachment, type Attachment } from "./attachment.js";
 import { CancelDelivery, cancelReachedServer, cancelsAnswered, type CancelOutcome } from "./cancel-delivery.js";
 import { inputOn, installMappings, outputEndOn, outputItemOn, outputOfKind, type MappingSource } from "./channels.js";
 import type { ResumeState } from "./checkpoint.js";
-import { ClientError, invalidChannel, violation } from "./errors.js";
+import { ClientError, awayFailureNote, invalidChannel, violation } from "./errors.js";
 import type { InputStream, ParamNode } from "./input-stream.js";
 import { InputRegistry } from "./input-registry.js";
 import { OutputBudget } from "./output-budget.js";
@@ -175,6 +175,8 @@ export class Session {
    * may then have been a restart, which fails every invocation it ran that is not replayable.
    */
   #away: boolean;
+  /** This process cancelled an input whose source stayed with the process it took over from (`source-unavailable`). */
+  #inputsLeftBehind = false;
   /** How the server finished the invocation, once it said so: a stream it cancelled `invocation-failed` tells why from it. */
   #finishedAs: InvocationOutcome | undefined;
 
@@ -219,7 +221,7 @@ export class Session {
         },
         otherStreams: () => this.#inputs.size,
         inputFailure: () => this.#inputFailure,
-        wasAway: () => this.#away,
+        awayNote: () => this.awayNote,
         invocationOutcome: () => this.#finishedAs,
       },
       start.kind === "attach" ? start.state.outputCursors : [],
@@ -259,9 +261,9 @@ export class Session {
     return this.#sessionToken;
   }
 
-  /** See `#away`. */
-  get wasAway(): boolean {
-    return this.#away;
+  /** What a failure without a reason adds when this process was away (see `#away`); undefined when it was not. */
+  get awayNote(): string | undefined {
+    return this.#away ? awayFailureNote(this.#inputsLeftBehind) : undefined;
   }
 
   get outputs(): ReadonlyMap<string, OutputStream> {
@@ -581,8 +583,9 @@ export class Session {
    */
   #install(attachment: Attachment, mappings: readonly StreamMapping[], source: MappingSource): void {
     const sourcelessReason = this.#cancel === undefined ? "source-unavailable" : "cancelled";
-    if (installMappings(attachment, mappings, source, this.#inputs, this.#outputs, sourcelessReason) && this.#cancel !== undefined) {
-      this.#cancelEndsInput = true;
+    if (installMappings(attachment, mappings, source, this.#inputs, this.#outputs, sourcelessReason)) {
+      if (this.#cancel !== undefined) this.#cancelEndsInput = true;
+      else this.#inputsLeftBehind = true;
     }
     for (const mapping of mappings) {
       if (mapping.direction !== "output") continue;

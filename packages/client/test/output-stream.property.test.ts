@@ -27,7 +27,7 @@ describe("output stream dedupe", () => {
             sendCancel: () => undefined,
             onItemDropped: () => undefined,
             inputFailure: () => undefined,
-            wasAway: () => false,
+            awayNote: () => undefined,
             invocationOutcome: () => undefined,
           };
           const stream = new OutputStream("s", host);
