@@ -47,11 +47,9 @@ export interface ClientOptions {
   readonly token?: string;
   /**
    * …or a function asked before every connection and catalogue request, so tokens can rotate during
-   * reconnects: a short-lived JWT renewed for the same subject, or a static token replaced by one of
-   * the same principal. An invocation is resumed only by the caller that started it (a token of
-   * another principal is refused `invalid-token`). One that throws or rejects, or gives anything but a token as `token` must be, fails the
-   * call, `agent` or `connect` with `invalid-argument` ("getToken failed"), what it threw (or why
-   * what it gave was refused) as the `cause`.
+   * reconnects, keeping the caller (another principal's token resumes nothing: `invalid-token`). One
+   * that throws or rejects, or gives anything but a token as `token` must be, fails the call, `agent`
+   * or `connect` with `invalid-argument` ("getToken failed"), what it threw (or why) as the `cause`.
    */
   readonly getToken?: () => string | Promise<string>;
   /**
