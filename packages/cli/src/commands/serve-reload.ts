@@ -5,9 +5,10 @@
  * (`--keyring`, or the data directory's; serve-keyring-reload.ts) are read
  * again and replace those in use, all or nothing: new connections get the
  * new certificate, new handshakes the new tokens and new tokens the new
- * signing key, while connections already open keep theirs. A file that cannot be used changes nothing and is
- * logged, saying what was wrong; the server serves on. So does a token
- * file left without a token (`reloadedTokens`).
+ * signing key, while connections already open keep theirs. A file that
+ * cannot be used changes nothing and is logged, saying what was wrong; the
+ * server serves on. So does a token file left without a token
+ * (`reloadedTokens`).
  *
  * SIGUSR2 because SIGHUP, the usual "reload", stays a stop: it is also what a
  * closed terminal or a dropped ssh connection sends, and a server started
