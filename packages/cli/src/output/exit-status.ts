@@ -153,12 +153,7 @@ function describeFailure(error: unknown, context: FailureContext): Failure {
   }
 }
 
-/**
- * A start refused because its idempotency key is bound to another invocation: told here rather
- * than by the server's message, whose advice (a takeover, `resume`) is for whoever holds that
- * invocation's saved state. This command's checkpoint, if any, holds only the refused start,
- * which `resume` would send again and have refused the same way.
- */
+/** The words of a rejection: the server's, or, where the CLI knows more, its own. */
 function rejectionText(code: string | undefined, message: string, context: FailureContext): string {
   if (code === "idempotency-conflict") return idempotencyConflict(context);
   // A session token refused on a return to the session (resume, a reconnect): the server gives no
@@ -168,6 +163,7 @@ function rejectionText(code: string | undefined, message: string, context: Failu
   return message;
 }
 
+/** A token of this invocation refused (`invalid-token`) on the way back to it: the two causes a user can fix. */
 function invalidSessionToken(message: string, context: FailureContext): string {
   const command = context.command ?? "golem-stream";
   const inspect =
@@ -182,6 +178,12 @@ function invalidSessionToken(message: string, context: FailureContext): string {
   );
 }
 
+/**
+ * A start refused because its idempotency key is bound to another invocation: told here rather
+ * than by the server's message, whose advice (a takeover, `resume`) is for whoever holds that
+ * invocation's saved state. This command's checkpoint, if any, holds only the refused start,
+ * which `resume` would send again and have refused the same way.
+ */
 function idempotencyConflict(context: FailureContext): string {
   const command = context.command ?? "golem-stream";
   const refused =
