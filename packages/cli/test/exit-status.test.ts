@@ -24,7 +24,7 @@ describe("failureOf: invocation-failed without a reason", () => {
   });
 
   it("the client's own word of a restart (it was away) gives way to the CLI's, which knows of a resume and its inputs", () => {
-    // As the client words it (@golem-stream/client's AWAY_FAILURE_NOTE after the server's message).
+    // As the client words it (@golem-stream/client's awayFailureNote after the server's message).
     const noted = new ClientError(
       "invocation-failed",
       "invocation failed (the invocation failed on the server while this process was away from it, without a reason (the server's log has it); it may have been a server restart, which fails every invocation it was running that is not replayable)",

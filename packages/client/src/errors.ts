@@ -135,21 +135,16 @@ export const SERVER_GENERIC_FAILURE = "invocation failed";
 /**
  * What this process adds to a failure the server gives no reason for when it was away from the
  * server during the call (a connection lost, or a start from saved state): only it knows that, and
- * a restart fails every invocation it was running that is not replayable. The CLI says the same.
- */
-export const AWAY_FAILURE_NOTE =
-  "the invocation failed on the server while this process was away from it, without a reason (the server's log has it); " +
-  "it may have been a server restart, which fails every invocation it was running that is not replayable";
-
-/**
- * `AWAY_FAILURE_NOTE`, or, when this process had to cancel an input whose source was left with the
- * process it took over from (`source-unavailable`), the same with that second likely cause.
+ * a restart fails every invocation it was running that is not replayable. When it had to cancel an
+ * input whose source was left with the process it took over from (`source-unavailable`), that is
+ * the other likely cause. The CLI says the same, and knows the note by its opening words.
  */
 export function awayFailureNote(inputsLeftBehind: boolean): string {
-  if (!inputsLeftBehind) return AWAY_FAILURE_NOTE;
-  return (
+  const opening =
     "the invocation failed on the server while this process was away from it, without a reason (the server's log has it); " +
-    "it may have been a server restart (it fails every invocation it was running that is not replayable), or an input " +
-    "only the process this one took over from could feed, which had to be cancelled here (source-unavailable)"
-  );
+    "it may have been a server restart";
+  const restart = "fails every invocation it was running that is not replayable";
+  return inputsLeftBehind
+    ? `${opening} (it ${restart}), or an input only the process this one took over from could feed, which had to be cancelled here (source-unavailable)`
+    : `${opening}, which ${restart}`;
 }

@@ -87,7 +87,7 @@ export interface InvocationEvents {
    * `cancelConfirmTimeoutMs`, and it had no input open for the cancel to end — before its result
    * a method has no other stream a cancel could reach; or, `inputsEnded`, the server ended the
    * inputs it had open, but it neither returned nor failed within `cancelReturnTimeoutMs` after
-   * (it does not read them). It keeps running until it returns (the streams of its result are
+   * (it may not read them). It keeps running until it returns (the streams of its result are
    * not cancelled) or until the server gives it up after its detached timeout. The runtime has
    * stopped.
    */
