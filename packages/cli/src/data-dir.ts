@@ -6,13 +6,12 @@
  * they are still empty, so that a mistyped first start leaves no empty data directory behind.
  */
 import { rmdir, stat } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
 import { CliError, EXIT } from "./exit-codes.js";
 import { shellWord } from "./io/shell-word.js";
 import { makeDirectory } from "./make-directory.js";
 
-/** Creates the data directory; resolves to the topmost directory it created, if any (make-directory.ts). */
-export async function createDataDir(dataDir: string): Promise<string | undefined> {
+/** Creates the data directory; resolves to the directories it created, topmost first (make-directory.ts). */
+export async function createDataDir(dataDir: string): Promise<string[]> {
   // The mode applies to every directory created on the way; a umask can only narrow it.
   return makeDirectory(dataDir, 0o700).catch((cause: unknown) => {
     throw new CliError(EXIT.usage, `cannot create the data directory ${dataDir}: ${reasonOf(cause)}`, { cause });
@@ -30,15 +29,9 @@ export class StartCleanup {
   #created: string[] = [];
   #listening = false;
 
-  /** The start made `path` and, up to `topmost`, its parents (`createDataDir`'s answer; undefined: none). */
-  created(path: string, topmost: string | undefined): void {
-    if (topmost === undefined) return;
-    const levels: string[] = [];
-    for (let level = resolve(path); ; level = dirname(level)) {
-      levels.push(level);
-      if (level === resolve(topmost) || dirname(level) === level) break;
-    }
-    this.#created = levels;
+  /** The start made these directories, topmost first (`createDataDir`'s answer). */
+  created(directories: readonly string[]): void {
+    this.#created = [...directories].reverse();
   }
 
   /** The server listens: nothing is removed any more. */

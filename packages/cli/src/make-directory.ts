@@ -14,11 +14,12 @@ import { dirname, resolve } from "node:path";
 
 /**
  * Creates `path` and its missing parents, each with `mode` (a umask can only narrow it); a
- * directory already there is left as it is. Resolves to the topmost directory this call
- * created (undefined when `path` was there): removing it undoes the call. Throws mkdir's error
- * (EEXIST when a file is in the way, ENOTDIR, ENOENT, EACCES, …).
+ * directory already there is left as it is. Resolves to the directories this call created,
+ * topmost first (none when `path` was there, or another process made them meanwhile): removing
+ * them, deepest first, undoes the call. Throws mkdir's error (EEXIST when a file is in the way,
+ * ENOTDIR, ENOENT, EACCES, …).
  */
-export async function makeDirectory(path: string, mode: number): Promise<string | undefined> {
+export async function makeDirectory(path: string, mode: number): Promise<string[]> {
   const missing: string[] = [];
   // Up from the path to the first level that is there: at most one step per component.
   for (let level = resolve(path); ; level = dirname(level)) {
@@ -28,17 +29,17 @@ export async function makeDirectory(path: string, mode: number): Promise<string 
     // Something in the way (a file, a level that cannot be searched): its mkdir says what.
     if (found === "other" || dirname(level) === level) break;
   }
-  let topmost: string | undefined;
+  const created: string[] = [];
   for (const level of missing.reverse()) {
     try {
       await mkdir(level, { mode });
-      topmost ??= level;
+      created.push(level);
     } catch (error) {
       // Made by another process meanwhile: as good as made here, but not this call's to remove.
       if (!((error as NodeJS.ErrnoException).code === "EEXIST" && (await kindOf(level)) === "directory")) throw error;
     }
   }
-  return topmost;
+  return created;
 }
 
 async function kindOf(path: string): Promise<"directory" | "missing" | "other"> {

@@ -1,6 +1,6 @@
 /**
- * makeDirectory, the CLI's `mkdir -p`: each missing level made once with the mode, the topmost
- * one it made told back, and an error for a level that cannot be made, where Node's recursive mkdir loops forever (`/proc/nope`).
+ * makeDirectory, the CLI's `mkdir -p`: each missing level made once with the mode, the levels
+ * it made told back, and an error for a level that cannot be made, where Node's recursive mkdir loops forever (`/proc/nope`).
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,14 +23,14 @@ it("makes every missing level with the mode, and leaves a level that was there a
   const root = scratch();
   chmodSync(root, 0o755);
   const path = join(root, "a", "b", "c");
-  // The topmost level it made: what removing undoes the call (a failed serve start does).
-  expect(await makeDirectory(path, 0o700)).toBe(join(root, "a"));
+  // The levels it made, topmost first: removing them, deepest first, undoes the call (a failed serve start does).
+  expect(await makeDirectory(path, 0o700)).toEqual([join(root, "a"), join(root, "a", "b"), path]);
   for (const level of [join(root, "a"), join(root, "a", "b"), path]) expect(modeOf(level), level).toBe("700");
   expect(modeOf(root)).toBe("755");
   // Already there: nothing to do, nothing made, and no error.
-  expect(await makeDirectory(path, 0o700)).toBeUndefined();
-  expect(await makeDirectory(`${path}/`, 0o700)).toBeUndefined();
-  expect(await makeDirectory(join(path, "d"), 0o700)).toBe(join(path, "d"));
+  expect(await makeDirectory(path, 0o700)).toEqual([]);
+  expect(await makeDirectory(`${path}/`, 0o700)).toEqual([]);
+  expect(await makeDirectory(join(path, "d"), 0o700)).toEqual([join(path, "d")]);
 });
 
 it("fails with mkdir's error when a file is in the way", async () => {
@@ -40,7 +40,7 @@ it("fails with mkdir's error when a file is in the way", async () => {
   await expect(makeDirectory(file, 0o700)).rejects.toMatchObject({ code: "EEXIST" });
   await expect(makeDirectory(join(file, "below"), 0o700)).rejects.toMatchObject({ code: "ENOTDIR" });
   mkdirSync(join(root, "dir"));
-  await expect(makeDirectory(join(root, "dir", "file-in-dir"), 0o700)).resolves.toBe(join(root, "dir", "file-in-dir"));
+  await expect(makeDirectory(join(root, "dir", "file-in-dir"), 0o700)).resolves.toEqual([join(root, "dir", "file-in-dir")]);
 });
 
 it("fails where mkdir answers ENOENT under a parent that exists (/proc), instead of trying forever", async () => {

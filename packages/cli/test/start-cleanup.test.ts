@@ -23,7 +23,7 @@ it("removes every level the start made while they are empty, and nothing that wa
   const root = scratch();
   const dataDir = join(root, "a", "b", "state");
   const cleanup = new StartCleanup();
-  cleanup.created(dataDir, await createDataDir(dataDir));
+  cleanup.created(await createDataDir(dataDir));
   await cleanup.undo();
   expect(existsSync(join(root, "a"))).toBe(false);
   expect(existsSync(root)).toBe(true);
@@ -33,7 +33,7 @@ it("keeps a level that holds a file put there meanwhile, and every level above i
   const root = scratch();
   const dataDir = join(root, "shared", "golem", "state");
   const cleanup = new StartCleanup();
-  cleanup.created(dataDir, await createDataDir(dataDir));
+  cleanup.created(await createDataDir(dataDir));
   writeFileSync(join(root, "shared", "notes.txt"), "another program's\n");
   await cleanup.undo();
   expect(existsSync(join(root, "shared", "golem"))).toBe(false);
@@ -41,7 +41,7 @@ it("keeps a level that holds a file put there meanwhile, and every level above i
   // Another serve's files in the data directory itself: nothing is removed.
   const other = join(root, "other", "state");
   const second = new StartCleanup();
-  second.created(other, await createDataDir(other));
+  second.created(await createDataDir(other));
   writeFileSync(join(other, "keyring.json"), "{}\n");
   await second.undo();
   expect(existsSync(join(other, "keyring.json"))).toBe(true);
@@ -51,12 +51,12 @@ it("removes nothing once the server listens, or when the directory was there", a
   const root = scratch();
   const dataDir = join(root, "state");
   const listened = new StartCleanup();
-  listened.created(dataDir, await createDataDir(dataDir));
+  listened.created(await createDataDir(dataDir));
   listened.listening();
   await listened.undo();
   expect(existsSync(dataDir)).toBe(true);
   const existing = new StartCleanup();
-  existing.created(dataDir, await createDataDir(dataDir));
+  existing.created(await createDataDir(dataDir));
   await existing.undo();
   expect(existsSync(dataDir)).toBe(true);
 });

@@ -89,7 +89,7 @@ async function serveWith(
   // The user's module, loaded and checked before anything is created: a mistake in it leaves nothing behind.
   const served = await loadServedAgents(options, checkAgents, agentsHost, io.signal);
   const dataDir = resolve(options.dataDir ?? defaultDataDir(io.env));
-  if (cluster === undefined) start.created(dataDir, await createDataDir(dataDir));
+  if (cluster === undefined) start.created(await createDataDir(dataDir));
   const exposed = await exposedDataDir(dataDir);
   const tokenSources = { flags: options.token, env: io.env["GOLEM_STREAM_TOKEN"], file: options.tokenFile };
   const bearers = await resolveServeTokens(tokenSources, dataDir, jwt === undefined);
