@@ -167,11 +167,13 @@ export class TypedCall<R> implements Promise<R> {
 export function checkContract(contract: AnyAgentContract, schema: AgentTypeSchema): void {
   const differences = contractDifferences(contract, schema);
   if (differences.length === 0) return;
-  const cause = new ContractError(`agent type ${contract.name} does not match the server's catalogue: ${differences.join("; ")}`, {
-    code: "contract-mismatch",
-    differences,
-  });
-  throw new ClientError("contract-mismatch", cause.message, { cause });
+  throw contractMismatch(`agent type ${contract.name} does not match the server's catalogue: ${differences.join("; ")}`, differences);
+}
+
+/** The `contract-mismatch` ClientError, its `cause` the `ContractError` listing each difference. */
+function contractMismatch(message: string, differences: readonly string[]): ClientError {
+  const cause = new ContractError(message, { code: "contract-mismatch", differences });
+  return new ClientError("contract-mismatch", cause.message, { cause });
 }
 
 /** What `typedAgent` needs of a client: its `agent` call. Every `Client` is one. */
@@ -239,13 +241,12 @@ export function typedMethods<C extends AnyAgentContract>(contract: C, agent: Age
 function checkResultType(contract: AnyAgentContract, method: string, result: InvocationResult): void {
   const difference = resultDifference(contract, method, result.kind === "none" ? undefined : decodeSchemaGraph(result.graph));
   if (difference === undefined) return;
-  const cause = new ContractError(
+  throw contractMismatch(
     `agent type ${contract.name}: the server returned a result the contract does not describe: ${difference}. ` +
       "Its catalogue changed after this client compared the contract with it (a server started with another build): " +
       "connect again with a contract that matches it; call.invocation.result still has this result, untyped",
-    { code: "contract-mismatch", differences: [difference] },
+    [difference],
   );
-  throw new ClientError("contract-mismatch", cause.message, { cause });
 }
 
 function typedResult(result: InvocationResult): unknown {
